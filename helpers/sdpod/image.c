@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <getopt.h>
+
+#include "cli.h"
+#include "digest.h"
+#include "image-import.h"
+#include "image-store.h"
+#include "json-util.h"
+#include "sdpod.h"
+#include "time-util.h"
+
+static int open_store(StoreAccess access, ImageStore **ret, Error **err) {
+        /* Only the default data directory is created on demand: a --dir
+         * that does not exist is more likely a typo than a wish. */
+        return image_store_open(cli.dir, cli.dir_is_default, access, ret, err);
+}
+
+/* Parses options that every image verb takes: --help and --format. Returns
+ * the index of the first operand, or -(exit status). */
+static int parse_simple(int argc, char **argv, const char *command, const char *usage, OutputFormat *format) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "format", required_argument, NULL, 'f' },
+                {},
+        };
+        int c;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        fputs(usage, stdout);
+                        return -EXIT_OK;
+                case 'f':
+                        if (!format)
+                                return -cli_usage_error(command, "--format is not an option here");
+                        int r = cli_parse_format(command, optarg, format);
+                        if (r != 0)
+                                return -r;
+                        break;
+                default:
+                        fprintf(stderr, "Try '%s --help'.\n", command);
+                        return -EXIT_USAGE;
+                }
+        return optind;
+}
+
+static const char import_usage[] =
+        "Usage: sdpod image import [--name=NAME[:TAG]] [--platform=OS/ARCH] [--ref=REF] PATH\n"
+        "\n"
+        "Imports an image and renders its file system tree; prints the image id.\n"
+        "PATH is an OCI image layout (directory or tar), a docker archive\n"
+        "(docker save, podman save) or an ACI (tar, optionally compressed).\n"
+        "\n"
+        "  --name=NAME[:TAG]  also name the image so (the tag defaults to latest)\n"
+        "  --platform=OS/ARCH[/VARIANT]\n"
+        "                     which image of a multi-platform index (default: linux\n"
+        "                     and this machine's architecture)\n"
+        "  --ref=REF          which image of a layout or archive holding several\n"
+        "                     (its org.opencontainers.image.ref.name or RepoTag)\n";
+
+static int image_import_verb(int argc, char **argv) {
+        static const char *command = "sdpod image import";
+        enum { OPT_NAME = 0x100, OPT_PLATFORM, OPT_REF };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "name", required_argument, NULL, OPT_NAME },
+                { "platform", required_argument, NULL, OPT_PLATFORM },
+                { "ref", required_argument, NULL, OPT_REF },
+                {},
+        };
+        ImportOptions opts = {};
+        int c;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        fputs(import_usage, stdout);
+                        return EXIT_OK;
+                case OPT_NAME:
+                        opts.name = optarg;
+                        break;
+                case OPT_PLATFORM:
+                        opts.platform = optarg;
+                        break;
+                case OPT_REF:
+                        opts.ref = optarg;
+                        break;
+                default:
+                        fprintf(stderr, "Try '%s --help'.\n", command);
+                        return EXIT_USAGE;
+                }
+        if (optind != argc - 1)
+                return cli_usage_error(command, optind >= argc ? "missing PATH" : "takes one PATH");
+
+        Error *err = NULL;
+        _cleanup_image_store_ ImageStore *s = NULL;
+        _cleanup_image_ Image *image = NULL;
+        if (open_store(STORE_SHARED, &s, &err) < 0 ||
+            image_import(s, argv[optind], &opts, &image, &err) < 0)
+                return cli_fail(err);
+        puts(image->id);
+        return EXIT_OK;
+}
+
+static struct json_object *image_summary_json(const Image *im) {
+        _cleanup_json_ struct json_object *o = json_object_new_object();
+        char ts[32];
+        format_timestamp(im->imported_at, ts);
+        if (!o || json_add_string(o, "id", im->id) < 0 || json_add_strv(o, "names", im->names) < 0 ||
+            json_object_object_add(o, "size", json_object_new_int64((int64_t) im->size)) < 0 ||
+            json_add_string(o, "imported_at", ts) < 0 ||
+            json_add_string(o, "format", image_format_to_string(im->format)) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+static const char list_usage[] =
+        "Usage: sdpod image list [--format=table|json] [--no-legend]\n"
+        "\n"
+        "Lists the images in the store: id, names, size, import time.\n"
+        "\n"
+        "  --format=json   one JSON array of objects with the keys id, names,\n"
+        "                  size (bytes), imported_at (RFC 3339, UTC) and format\n"
+        "  --no-legend     no header line in the table\n";
+
+static int image_list_verb(int argc, char **argv) {
+        static const char *command = "sdpod image list";
+        enum { OPT_NO_LEGEND = 0x100 };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "format", required_argument, NULL, 'f' },
+                { "no-legend", no_argument, NULL, OPT_NO_LEGEND },
+                {},
+        };
+        OutputFormat format = FORMAT_TABLE;
+        bool legend = true;
+        int c, r;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        fputs(list_usage, stdout);
+                        return EXIT_OK;
+                case 'f':
+                        if ((r = cli_parse_format(command, optarg, &format)) != 0)
+                                return r;
+                        break;
+                case OPT_NO_LEGEND:
+                        legend = false;
+                        break;
+                default:
+                        fprintf(stderr, "Try '%s --help'.\n", command);
+                        return EXIT_USAGE;
+                }
+        if (optind != argc)
+                return cli_usage_error(command, "takes no arguments");
+
+        Error *err = NULL;
+        _cleanup_image_store_ ImageStore *s = NULL;
+        Image **l = NULL;
+        size_t n = 0;
+        if (open_store(STORE_READ, &s, &err) < 0 || image_store_list(s, &l, &n, &err) < 0)
+                return cli_fail(err);
+
+        if (format == FORMAT_JSON) {
+                _cleanup_json_ struct json_object *a = json_object_new_array();
+                for (size_t i = 0; a && i < n; i++) {
+                        struct json_object *o = image_summary_json(l[i]);
+                        if (!o || json_object_array_add(a, o) < 0) {
+                                json_object_put(o);
+                                json_object_put(TAKE_PTR(a));
+                        }
+                }
+                image_list_free(l, n);
+                return cli_print_json(a);
+        }
+
+        _cleanup_(table_freep) Table *t = table_new(5, "ID", "NAMES", "SIZE", "FORMAT", "IMPORTED");
+        for (size_t i = 0; t && i < n; i++) {
+                char size[16], ts[32], id[20];
+                format_bytes(l[i]->size, size);
+                format_timestamp(l[i]->imported_at, ts);
+                ts[19] = 0; /* seconds are enough for people */
+                ts[10] = ' ';
+                snprintf(id, sizeof(id), "%.12s", digest_hex(l[i]->id));
+                _cleanup_free_ char *names = NULL;
+                for (char **k = l[i]->names; k && *k; k++) {
+                        char *m = NULL;
+                        if (asprintf(&m, "%s%s%s", strempty(names), names ? "," : "", *k) >= 0) {
+                                free(names);
+                                names = m;
+                        }
+                }
+                table_add_row(t, id, names, size, image_format_to_string(l[i]->format), ts);
+        }
+        image_list_free(l, n);
+        if (!t)
+                return cli_fail(NULL);
+        table_print(t, legend);
+        return EXIT_OK;
+}
+
+static const char inspect_usage[] =
+        "Usage: sdpod image inspect IMAGE\n"
+        "\n"
+        "Prints the store's record of an image as JSON: id, names, size, format,\n"
+        "manifest and config digests, layers, and the app defaults taken from the\n"
+        "image config (exec, env, working_dir, user, group, ports).\n"
+        "IMAGE is a name, an id or a unique prefix of an id.\n";
+
+static int image_inspect_verb(int argc, char **argv) {
+        static const char *command = "sdpod image inspect";
+        int i = parse_simple(argc, argv, command, inspect_usage, NULL);
+        if (i < 0)
+                return -i;
+        if (i != argc - 1)
+                return cli_usage_error(command, i >= argc ? "missing IMAGE" : "takes one IMAGE");
+        Error *err = NULL;
+        _cleanup_image_store_ ImageStore *s = NULL;
+        _cleanup_image_ Image *image = NULL;
+        if (open_store(STORE_READ, &s, &err) < 0 || image_store_resolve(s, argv[i], &image, &err) < 0)
+                return cli_fail(err);
+        _cleanup_json_ struct json_object *o = image_to_json(image);
+        return cli_print_json(o);
+}
+
+static const char cat_manifest_usage[] =
+        "Usage: sdpod image cat-manifest IMAGE\n"
+        "\n"
+        "Prints the image's manifest as stored: the OCI image manifest (for docker\n"
+        "archives, one made on import), or the ACI image manifest.\n";
+
+static int image_cat_manifest_verb(int argc, char **argv) {
+        static const char *command = "sdpod image cat-manifest";
+        int i = parse_simple(argc, argv, command, cat_manifest_usage, NULL);
+        if (i < 0)
+                return -i;
+        if (i != argc - 1)
+                return cli_usage_error(command, i >= argc ? "missing IMAGE" : "takes one IMAGE");
+        Error *err = NULL;
+        _cleanup_image_store_ ImageStore *s = NULL;
+        _cleanup_image_ Image *image = NULL;
+        if (open_store(STORE_READ, &s, &err) < 0 || image_store_resolve(s, argv[i], &image, &err) < 0)
+                return cli_fail(err);
+        _cleanup_close_ int fd = image_store_open_blob(s, image->manifest);
+        if (fd < 0) {
+                error_sys(&err, fd, "image %s: manifest %s", image->id, image->manifest);
+                return cli_fail(err);
+        }
+        char buf[65536];
+        ssize_t k;
+        char last = '\n';
+        while ((k = read(fd, buf, sizeof(buf))) > 0) {
+                fwrite(buf, 1, (size_t) k, stdout);
+                last = buf[k - 1];
+        }
+        if (last != '\n')
+                putchar('\n');
+        return k < 0 || fflush(stdout) != 0 ? EXIT_ERROR : EXIT_OK;
+}
+
+static const char rm_usage[] =
+        "Usage: sdpod image rm IMAGE...\n"
+        "\n"
+        "Removes images from the store (prints each removed id). Their blobs and\n"
+        "trees are freed by 'sdpod image gc'.\n";
+
+static int image_rm_verb(int argc, char **argv) {
+        static const char *command = "sdpod image rm";
+        int i = parse_simple(argc, argv, command, rm_usage, NULL);
+        if (i < 0)
+                return -i;
+        if (i >= argc)
+                return cli_usage_error(command, "missing IMAGE");
+        Error *err = NULL;
+        _cleanup_image_store_ ImageStore *s = NULL;
+        if (open_store(STORE_SHARED, &s, &err) < 0)
+                return cli_fail(err);
+        int status = EXIT_OK;
+        for (; i < argc; i++) {
+                _cleanup_free_ char *id = NULL;
+                if (image_store_remove(s, argv[i], &id, &err) < 0) {
+                        int k = cli_fail(TAKE_PTR(err));
+                        status = status ?: k;
+                        continue;
+                }
+                puts(id);
+        }
+        return status;
+}
+
+static const char gc_usage[] =
+        "Usage: sdpod image gc\n"
+        "\n"
+        "Removes blobs and rendered trees that no image references, and what\n"
+        "interrupted imports left behind. Waits for running imports to finish.\n";
+
+static int image_gc_verb(int argc, char **argv) {
+        static const char *command = "sdpod image gc";
+        int i = parse_simple(argc, argv, command, gc_usage, NULL);
+        if (i < 0)
+                return -i;
+        if (i != argc)
+                return cli_usage_error(command, "takes no arguments");
+        Error *err = NULL;
+        _cleanup_image_store_ ImageStore *s = NULL;
+        ImageGcStats st;
+        if (open_store(STORE_EXCLUSIVE, &s, &err) < 0 || image_store_gc(s, &st, &err) < 0)
+                return cli_fail(err);
+        char bytes[16];
+        format_bytes(st.bytes, bytes);
+        printf("removed %u blobs, %u trees, %u staging directories (%s of files)\n", st.blobs, st.trees, st.staging,
+               bytes);
+        return EXIT_OK;
+}
+
+static const char image_usage[] =
+        "Usage: sdpod image COMMAND [ARGS...]\n"
+        "\n"
+        "Commands:\n"
+        "  import PATH        import an OCI layout/archive, docker archive or ACI\n"
+        "  list               list images\n"
+        "  inspect IMAGE      show an image's record as JSON\n"
+        "  cat-manifest IMAGE print an image's manifest\n"
+        "  rm IMAGE...        remove images\n"
+        "  gc                 free blobs and trees no image uses\n";
+
+int verb_image(int argc, char **argv) {
+        static const Verb verbs[] = {
+                { "import", image_import_verb, NULL },
+                { "list", image_list_verb, NULL },
+                { "inspect", image_inspect_verb, NULL },
+                { "cat-manifest", image_cat_manifest_verb, NULL },
+                { "rm", image_rm_verb, NULL },
+                { "gc", image_gc_verb, NULL },
+                {},
+        };
+        return cli_dispatch(verbs, "sdpod image", image_usage, argc - 1, argv + 1);
+}

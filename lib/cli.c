@@ -1,0 +1,212 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <getopt.h>
+#include <stdarg.h>
+
+#include "cli.h"
+#include "config.h"
+#include "json-util.h"
+
+CliGlobals cli;
+
+int exit_status_from_errno(int code) {
+        switch (-code) {
+        case 0:
+                return EXIT_OK;
+        case EINVAL:
+        case ENOTUNIQ:
+                return EXIT_USAGE;
+        case ENOENT:
+        case ENXIO:
+                return EXIT_NOT_FOUND;
+        case EBUSY:
+        case EALREADY:
+        case EWOULDBLOCK:
+        case EEXIST:
+                return EXIT_WRONG_STATE;
+        case EBADMSG:
+        case EFBIG:
+                return EXIT_BAD_INPUT;
+        default:
+                return EXIT_ERROR;
+        }
+}
+
+int cli_fail(Error *e) {
+        if (!e) {
+                fprintf(stderr, "%s: unknown error\n", program_invocation_short_name);
+                return EXIT_ERROR;
+        }
+        fprintf(stderr, "%s: %s\n", program_invocation_short_name, strempty(e->msg));
+        if (cli.debug)
+                fprintf(stderr, "%s: (errno %d: %s)\n", program_invocation_short_name, -e->code, strerror(-e->code));
+        int status = exit_status_from_errno(e->code);
+        error_free(e);
+        return status;
+}
+
+int cli_usage_error(const char *command, const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "%s: ", command);
+        vfprintf(stderr, fmt, ap);
+        fprintf(stderr, "\nTry '%s --help'.\n", command);
+        va_end(ap);
+        return EXIT_USAGE;
+}
+
+int cli_parse_globals(int argc, char **argv, const char *usage) {
+        enum { OPT_DIR = 0x100, OPT_DEBUG, OPT_VERSION };
+        static const struct option options[] = {
+                { "dir", required_argument, NULL, OPT_DIR },
+                { "debug", no_argument, NULL, OPT_DEBUG },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, OPT_VERSION },
+                {},
+        };
+        cli.dir = getenv("SDPOD_DIR");
+        if (cli.dir && !*cli.dir)
+                cli.dir = NULL;
+        int c;
+        /* "+": stop at the verb; its options are its own. */
+        while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0)
+                switch (c) {
+                case OPT_DIR:
+                        cli.dir = optarg;
+                        break;
+                case OPT_DEBUG:
+                        cli.debug = true;
+                        break;
+                case 'h':
+                        fputs(usage, stdout);
+                        return -EXIT_OK;
+                case OPT_VERSION:
+                        printf("%s %s\n", program_invocation_short_name, SDPOD_VERSION);
+                        return -EXIT_OK;
+                default:
+                        fprintf(stderr, "Try '%s --help'.\n", program_invocation_short_name);
+                        return -EXIT_USAGE;
+                }
+        cli.dir_is_default = !cli.dir;
+        if (!cli.dir)
+                cli.dir = SDPOD_DEFAULT_DIR;
+        if (optind >= argc) {
+                fputs(usage, stderr);
+                return -EXIT_USAGE;
+        }
+        return optind;
+}
+
+int cli_dispatch(const Verb *verbs, const char *context, const char *usage, int argc, char **argv) {
+        if (argc < 1) {
+                fputs(usage, stderr);
+                return EXIT_USAGE;
+        }
+        if (streq(argv[0], "--help") || streq(argv[0], "-h") || streq(argv[0], "help")) {
+                fputs(usage, stdout);
+                return EXIT_OK;
+        }
+        for (const Verb *v = verbs; v->name; v++)
+                if (streq(v->name, argv[0])) {
+                        optind = 0; /* each verb parses its own options afresh */
+                        return v->run(argc, argv);
+                }
+        return cli_usage_error(context, "unknown command \"%s\"", argv[0]);
+}
+
+int cli_parse_format(const char *command, const char *value, OutputFormat *ret) {
+        if (streq(value, "json"))
+                *ret = FORMAT_JSON;
+        else if (streq(value, "table"))
+                *ret = FORMAT_TABLE;
+        else
+                return cli_usage_error(command, "--format: \"%s\" is not one of json, table", value);
+        return 0;
+}
+
+struct Table {
+        size_t n_columns, n_cells;
+        char **cells;           /* row-major, first row is the legend */
+};
+
+Table *table_new(size_t n_columns, ...) {
+        Table *t = calloc(1, sizeof(Table));
+        if (!t)
+                return NULL;
+        t->n_columns = n_columns;
+        va_list ap;
+        va_start(ap, n_columns);
+        t->cells = calloc(n_columns, sizeof(char *));
+        for (size_t i = 0; t->cells && i < n_columns; i++)
+                t->cells[i] = strdup(va_arg(ap, const char *));
+        va_end(ap);
+        if (!t->cells) {
+                free(t);
+                return NULL;
+        }
+        t->n_cells = n_columns;
+        return t;
+}
+
+int table_add_row(Table *t, ...) {
+        char **cells = realloc(t->cells, (t->n_cells + t->n_columns) * sizeof(char *));
+        if (!cells)
+                return -ENOMEM;
+        t->cells = cells;
+        va_list ap;
+        va_start(ap, t);
+        for (size_t i = 0; i < t->n_columns; i++) {
+                const char *s = va_arg(ap, const char *);
+                t->cells[t->n_cells++] = strdup(s && *s ? s : "-");
+        }
+        va_end(ap);
+        return 0;
+}
+
+void table_print(Table *t, bool legend) {
+        size_t width[t->n_columns];
+        memset(width, 0, sizeof(width));
+        for (size_t i = 0; i < t->n_cells; i++) {
+                size_t l = t->cells[i] ? strlen(t->cells[i]) : 0;
+                if (l > width[i % t->n_columns])
+                        width[i % t->n_columns] = l;
+        }
+        for (size_t i = legend ? 0 : t->n_columns; i < t->n_cells; i++) {
+                size_t col = i % t->n_columns;
+                if (col == t->n_columns - 1)
+                        printf("%s\n", strempty(t->cells[i]));
+                else
+                        printf("%-*s  ", (int) width[col], strempty(t->cells[i]));
+        }
+}
+
+void table_free(Table *t) {
+        if (!t)
+                return;
+        for (size_t i = 0; i < t->n_cells; i++)
+                free(t->cells[i]);
+        free(t->cells);
+        free(t);
+}
+
+int cli_print_json(struct json_object *o) {
+        if (!o) {
+                fprintf(stderr, "%s: out of memory\n", program_invocation_short_name);
+                return EXIT_ERROR;
+        }
+        puts(json_to_text(o, true));
+        return fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
+}
+
+void format_bytes(uint64_t bytes, char ret[16]) {
+        static const char units[] = "BKMGTP";
+        double v = (double) bytes;
+        size_t u = 0;
+        while (v >= 1024 && u < sizeof(units) - 2) {
+                v /= 1024;
+                u++;
+        }
+        if (u == 0)
+                snprintf(ret, 16, "%lluB", (unsigned long long) bytes);
+        else
+                snprintf(ret, 16, "%.1f%c", v, units[u]);
+}

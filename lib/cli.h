@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* What every sdpod binary shares: global options, how errors are printed,
+ * exit codes, tables and JSON output. */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+
+/* Exit codes (documented in sdpod(1)). */
+enum {
+        EXIT_OK = 0,
+        EXIT_ERROR = 1,         /* anything else: I/O, internal */
+        EXIT_USAGE = 2,         /* bad command line, ambiguous reference */
+        EXIT_NOT_FOUND = 3,     /* no such image, pod, file */
+        EXIT_WRONG_STATE = 4,   /* the object is busy or in the wrong state */
+        EXIT_BAD_INPUT = 5,     /* invalid or corrupt input: image, manifest */
+};
+
+typedef struct CliGlobals {
+        const char *dir;        /* data directory */
+        bool dir_is_default;    /* neither --dir nor SDPOD_DIR: may be created */
+        bool debug;
+} CliGlobals;
+
+extern CliGlobals cli;
+
+typedef struct Verb {
+        const char *name;
+        int (*run)(int argc, char **argv);
+        const char *summary;
+} Verb;
+
+/* Parses the global options before the verb; returns the index of the verb
+ * in argv, or -(exit status) when the program should exit (--help, errors). */
+int cli_parse_globals(int argc, char **argv, const char *usage);
+
+/* Runs argv[0] from verbs; "context" is the command so far ("sdpod image"). */
+int cli_dispatch(const Verb *verbs, const char *context, const char *usage, int argc, char **argv);
+
+/* Prints "PROGRAM: MESSAGE" on stderr and returns the exit status for it. */
+int cli_fail(Error *e);
+int cli_usage_error(const char *command, const char *fmt, ...) _printf_(2, 3);
+int exit_status_from_errno(int code);
+
+/* Options shared by the verbs. Each returns 0, or an exit status. */
+typedef enum OutputFormat { FORMAT_TABLE, FORMAT_JSON } OutputFormat;
+int cli_parse_format(const char *command, const char *value, OutputFormat *ret);
+
+/* A table printed with aligned columns; NULL cells print as "-". */
+typedef struct Table Table;
+Table *table_new(size_t n_columns, ...);
+int table_add_row(Table *t, ...);
+void table_print(Table *t, bool legend);
+void table_free(Table *t);
+static inline void table_freep(Table **t) { table_free(*t); }
+
+int cli_print_json(struct json_object *o);
+
+void format_bytes(uint64_t bytes, char ret[16]);

@@ -1,0 +1,478 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+
+#include "archive-util.h"
+#include "fs.h"
+#include "import-internal.h"
+#include "path.h"
+#include "strv.h"
+#include "time-util.h"
+#include "tree.h"
+
+#define COPY_BUFFER_SIZE (1U << 20)
+
+static int copy_hashing(int in, int out, Sha256 *h, uint64_t *ret_size) {
+        _cleanup_free_ uint8_t *buf = malloc(COPY_BUFFER_SIZE);
+        if (!buf)
+                return -ENOMEM;
+        uint64_t total = 0;
+        for (;;) {
+                ssize_t k = read(in, buf, COPY_BUFFER_SIZE);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (k == 0)
+                        break;
+                sha256_update(h, buf, (size_t) k);
+                int r = write_all(out, buf, (size_t) k);
+                if (r < 0)
+                        return r;
+                /* Start writeback now, so the fsync before the rename does
+                 * not have to wait for all of it at once. */
+                (void) sync_file_range(out, (off64_t) total, k, SYNC_FILE_RANGE_WRITE);
+                total += (uint64_t) k;
+        }
+        *ret_size = total;
+        return 0;
+}
+
+static int verify_blob(const char *hex, uint64_t size, const char *expected_digest, int64_t expected_size,
+                       const char *what, Error **err) {
+        if (expected_size >= 0 && size != (uint64_t) expected_size)
+                return error_set(err, -EBADMSG, "%s %s: size is %llu bytes, its descriptor says %lld (truncated or corrupt)",
+                                 what, expected_digest ? expected_digest : "", (unsigned long long) size,
+                                 (long long) expected_size);
+        if (expected_digest && !streq(digest_hex(expected_digest), hex))
+                return error_set(err, -EBADMSG, "%s %s: content does not match its digest (it hashes to " DIGEST_PREFIX "%s): corrupt or truncated",
+                                 what, expected_digest, hex);
+        return 0;
+}
+
+static bool have_blob(Import *imp, const char *hex) {
+        char d[DIGEST_STRING_SIZE];
+        digest_from_hex(hex, d);
+        return faccessat(imp->blobs_fd, hex, F_OK, AT_SYMLINK_NOFOLLOW) >= 0 || image_store_has_blob(imp->store, d);
+}
+
+int import_blob_from_fd(Import *imp, int fd, const char *expected_digest, int64_t expected_size,
+                        const char *what, char ret_digest[DIGEST_STRING_SIZE], uint64_t *ret_size, Error **err) {
+        char tmp[32];
+        random_name(tmp, sizeof(tmp), ".tmp-");
+        _cleanup_close_ int out = openat(imp->blobs_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (out < 0)
+                return error_sys(err, -errno, "%s: staging", what);
+
+        Sha256 h;
+        sha256_init(&h);
+        uint64_t size = 0;
+        int r = copy_hashing(fd, out, &h, &size);
+        if (r < 0) {
+                unlinkat(imp->blobs_fd, tmp, 0);
+                return error_sys(err, r, "%s: reading", what);
+        }
+        uint8_t md[SHA256_DIGEST_SIZE];
+        char hex[SHA256_HEX_SIZE];
+        sha256_final(&h, md);
+        sha256_to_hex(md, hex);
+        r = verify_blob(hex, size, expected_digest, expected_size, what, err);
+        if (r >= 0 && fsync(out) < 0)
+                r = error_sys(err, -errno, "%s: syncing", what);
+        if (r >= 0 && renameat(imp->blobs_fd, tmp, imp->blobs_fd, hex) < 0)
+                r = error_sys(err, -errno, "%s: staging", what);
+        if (r < 0) {
+                unlinkat(imp->blobs_fd, tmp, 0);
+                return r;
+        }
+        digest_from_hex(hex, ret_digest);
+        if (ret_size)
+                *ret_size = size;
+        return 0;
+}
+
+int import_blob_from_memory(Import *imp, const void *data, size_t size, char ret_digest[DIGEST_STRING_SIZE], Error **err) {
+        char hex[SHA256_HEX_SIZE];
+        sha256_hex_of(data, size, hex);
+        digest_from_hex(hex, ret_digest);
+        if (have_blob(imp, hex))
+                return 0;
+        char tmp[32];
+        random_name(tmp, sizeof(tmp), ".tmp-");
+        _cleanup_close_ int out = openat(imp->blobs_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        int r = out < 0 ? -errno : write_all(out, data, size);
+        if (r >= 0 && fsync(out) < 0)
+                r = -errno;
+        if (r >= 0 && renameat(imp->blobs_fd, tmp, imp->blobs_fd, hex) < 0)
+                r = -errno;
+        if (r < 0) {
+                unlinkat(imp->blobs_fd, tmp, 0);
+                return error_sys(err, r, "blob %s: staging", ret_digest);
+        }
+        return 0;
+}
+
+static StagedFile *find_staged_file(Import *imp, const char *path) {
+        _cleanup_free_ char *norm = NULL;
+        if (path_normalize_archive_name(path, &norm) < 0)
+                return NULL;
+        for (size_t i = 0; i < imp->n_files; i++)
+                if (imp->files[i].path && streq(imp->files[i].path, norm))
+                        return &imp->files[i];
+        return NULL;
+}
+
+int import_blob(Import *imp, const char *src_path, const char *expected_digest, int64_t expected_size,
+                const char *what, char ret_digest[DIGEST_STRING_SIZE], uint64_t *ret_size, Error **err) {
+        if (expected_digest && !digest_is_valid(expected_digest))
+                return error_set(err, -EBADMSG, "%s: \"%s\" is not a sha256 digest", what, expected_digest);
+
+        StagedFile *f = find_staged_file(imp, src_path);
+        if (f) {
+                /* Hashed while the archive was unpacked: verify, then move. */
+                int r = verify_blob(f->hex, f->size, expected_digest, expected_size, what, err);
+                if (r < 0)
+                        return r;
+                digest_from_hex(f->hex, ret_digest);
+                if (ret_size)
+                        *ret_size = f->size;
+                if (have_blob(imp, f->hex))
+                        return 0;
+                _cleanup_close_ int fd = open_in_root(imp->src_fd, src_path, O_RDONLY, 0);
+                if (fd < 0)
+                        return error_sys(err, fd, "%s: %s", what, src_path);
+                if (fsync(fd) < 0 || renameat(imp->src_fd, f->path, imp->blobs_fd, f->hex) < 0)
+                        return error_sys(err, -errno, "%s: staging", what);
+                return 0;
+        }
+
+        if (expected_digest && expected_size >= 0 && have_blob(imp, digest_hex(expected_digest))) {
+                snprintf(ret_digest, DIGEST_STRING_SIZE, "%s", expected_digest);
+                if (ret_size)
+                        *ret_size = (uint64_t) expected_size;
+                return 0;
+        }
+        _cleanup_close_ int fd = open_in_root(imp->src_fd, src_path, O_RDONLY | O_NOCTTY, 0);
+        if (fd < 0)
+                return error_sys(err, fd, "%s: %s", what, src_path);
+        struct stat st;
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+                return error_set(err, -EBADMSG, "%s: %s: not a regular file", what, src_path);
+        return import_blob_from_fd(imp, fd, expected_digest, expected_size, what, ret_digest, ret_size, err);
+}
+
+int import_open_blob(Import *imp, const char *digest) {
+        int fd = openat(imp->blobs_fd, digest_hex(digest), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd >= 0 || errno != ENOENT)
+                return fd < 0 ? -errno : fd;
+        return image_store_open_blob(imp->store, digest);
+}
+
+int import_read_blob(Import *imp, const char *digest, char **ret, size_t *ret_size, Error **err) {
+        _cleanup_close_ int fd = import_open_blob(imp, digest);
+        if (fd < 0)
+                return error_sys(err, fd, "blob %s", digest);
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+        int r = read_file_at(AT_FDCWD, path, JSON_MAX, ret, ret_size, err);
+        return r < 0 ? error_prefix(err, "blob %s", digest) : 0;
+}
+
+int import_check_existing(Import *imp, const char *id, Error **err) {
+        Image *existing = NULL;
+        int r = image_store_load(imp->store, digest_hex(id), &existing, err);
+        if (r == -ENOENT || (r >= 0 && !image_store_has_tree(imp->store, id))) {
+                image_free(existing);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        image_free(imp->image);
+        imp->image = existing;
+        return 1;
+}
+
+int import_add_layer(Import *imp, const char *digest, const char *media_type, uint64_t size) {
+        Image *im = imp->image;
+        ImageLayer *l = realloc(im->layers, (im->n_layers + 1) * sizeof(ImageLayer));
+        if (!l)
+                return -ENOMEM;
+        im->layers = l;
+        l[im->n_layers] = (ImageLayer) {
+                .digest = strdup(digest),
+                .media_type = media_type ? strdup(media_type) : NULL,
+                .size = size,
+        };
+        if (!l[im->n_layers].digest)
+                return -ENOMEM;
+        im->n_layers++;
+        im->size += size;
+        return 0;
+}
+
+void import_add_source_name(Import *imp, const char *name) {
+        char *n = NULL;
+        /* A source's name that we cannot use is no reason to refuse the image. */
+        if (image_name_normalize(name, &n) >= 0 && !strv_contains(imp->names, n))
+                (void) strv_push(&imp->names, n);
+        free(n);
+}
+
+int import_check_platform(Import *imp, const char *os, const char *arch, const char *what, Error **err) {
+        if ((os && !streq(os, imp->platform_os)) || (arch && !streq(arch, imp->platform_arch)))
+                return error_set(err, -EBADMSG, "%s: the image is for %s/%s, not %s/%s (choose with --platform)",
+                                 what, strempty(os), strempty(arch), imp->platform_os, imp->platform_arch);
+        return 0;
+}
+
+static const char *host_arch(void) {
+        static struct utsname u;
+        if (uname(&u) < 0)
+                return "amd64";
+        if (streq(u.machine, "x86_64"))
+                return "amd64";
+        if (streq(u.machine, "aarch64"))
+                return "arm64";
+        if (startswith(u.machine, "arm"))
+                return "arm";
+        if (streq(u.machine, "i686") || streq(u.machine, "i386"))
+                return "386";
+        return u.machine;
+}
+
+static int parse_platform(Import *imp, const char *platform, Error **err) {
+        if (!platform) {
+                snprintf(imp->platform_os, sizeof(imp->platform_os), "linux");
+                snprintf(imp->platform_arch, sizeof(imp->platform_arch), "%.31s", host_arch());
+                return 0;
+        }
+        char os[32] = "", arch[32] = "", variant[32] = "";
+        int n = sscanf(platform, "%31[^/]/%31[^/]/%31s", os, arch, variant);
+        if (n < 2 || !*os || !*arch)
+                return error_set(err, -EINVAL, "platform \"%s\": expected OS/ARCH[/VARIANT]", platform);
+        memcpy(imp->platform_os, os, sizeof(os));
+        memcpy(imp->platform_arch, arch, sizeof(arch));
+        memcpy(imp->platform_variant, variant, sizeof(variant));
+        return 0;
+}
+
+/* Unpacks an oci-archive or docker archive into staging/archive, hashing
+ * every regular file on the way so its blob need not be read twice. Stops at
+ * the first entry that shows the file is an ACI and says so. */
+static int unpack_archive(Import *imp, int fd, bool *ret_is_aci, Error **err) {
+        *ret_is_aci = false;
+        if (mkdirat(imp->staging_fd, "archive", 0700) < 0)
+                return error_sys(err, -errno, "%s: unpacking", imp->source);
+        imp->src_fd = openat(imp->staging_fd, "archive", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (imp->src_fd < 0)
+                return error_sys(err, -errno, "%s: unpacking", imp->source);
+
+        _cleanup_archive_read_ struct archive *a = NULL;
+        int r = archive_open_tar_fd(fd, imp->source, &a, err);
+        if (r < 0)
+                return r;
+        _cleanup_free_ uint8_t *buf = NULL;
+        struct archive_entry *e;
+        for (;;) {
+                int k = archive_read_next_header(a, &e);
+                if (k == ARCHIVE_EOF)
+                        return 0;
+                if (k != ARCHIVE_OK && k != ARCHIVE_WARN)
+                        return error_set(err, -EBADMSG, "%s: %s", imp->source, archive_error_string(a));
+                _cleanup_free_ char *path = NULL, *parent = NULL, *base = NULL;
+                const char *name = archive_entry_pathname(e);
+                if (!name || path_normalize_archive_name(name, &path) < 0)
+                        return error_set(err, -EBADMSG, "%s: entry \"%s\": path leaves the archive (\"..\")",
+                                         imp->source, strempty(name));
+                if (streq(path, "manifest") || streq(path, "rootfs") || startswith(path, "rootfs/")) {
+                        *ret_is_aci = true;
+                        return 0;
+                }
+                if (!*path)
+                        continue;
+                if (path_split(path, &parent, &base) < 0)
+                        return error_sys(err, -ENOMEM, "%s", imp->source);
+
+                mode_t type = archive_entry_filetype(e);
+                if (type == AE_IFDIR) {
+                        _cleanup_close_ int dfd = mkdir_p_in_root(imp->src_fd, path, 0700);
+                        if (dfd < 0)
+                                return error_sys(err, dfd, "%s: %s", imp->source, path);
+                        continue;
+                }
+                if (type != AE_IFREG && type != AE_IFLNK)
+                        continue; /* image archives hold files and, for shared layers, symlinks */
+                _cleanup_close_ int pfd = mkdir_p_in_root(imp->src_fd, parent, 0700);
+                if (pfd < 0)
+                        return error_sys(err, pfd, "%s: %s", imp->source, path);
+                if (unlinkat(pfd, base, 0) < 0 && errno != ENOENT)
+                        return error_sys(err, -errno, "%s: %s", imp->source, path);
+                if (type == AE_IFLNK || archive_entry_hardlink(e)) {
+                        /* Kept as a symlink, which open_in_root() resolves inside
+                         * the archive; a hard link becomes one to its target. */
+                        const char *target = archive_entry_symlink(e);
+                        _cleanup_free_ char *abs = NULL;
+                        if (!target) {
+                                if (asprintf(&abs, "/%s", archive_entry_hardlink(e)) < 0)
+                                        return error_sys(err, -ENOMEM, "%s", imp->source);
+                                target = abs;
+                        }
+                        if (symlinkat(target, pfd, base) < 0)
+                                return error_sys(err, -errno, "%s: %s", imp->source, path);
+                        continue;
+                }
+
+                _cleanup_close_ int out = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+                if (out < 0)
+                        return error_sys(err, -errno, "%s: %s", imp->source, path);
+                Sha256 h;
+                sha256_init(&h);
+                const void *block;
+                size_t size;
+                la_int64_t offset, pos = 0;
+                while ((k = archive_read_data_block(a, &block, &size, &offset)) == ARCHIVE_OK) {
+                        if (offset != pos) {
+                                /* Sparse member: the hole hashes as zeros. */
+                                static const uint8_t zeros[4096];
+                                for (la_int64_t z = pos; z < offset; z += (la_int64_t) sizeof(zeros))
+                                        sha256_update(&h, zeros, (size_t) (offset - z < (la_int64_t) sizeof(zeros) ? offset - z : (la_int64_t) sizeof(zeros)));
+                                if (lseek(out, offset, SEEK_SET) < 0)
+                                        return error_sys(err, -errno, "%s: %s", imp->source, path);
+                        }
+                        sha256_update(&h, block, size);
+                        r = write_all(out, block, size);
+                        if (r < 0)
+                                return error_sys(err, r, "%s: %s", imp->source, path);
+                        (void) sync_file_range(out, offset, (off64_t) size, SYNC_FILE_RANGE_WRITE);
+                        pos = offset + (la_int64_t) size;
+                }
+                if (k != ARCHIVE_EOF)
+                        return error_set(err, -EBADMSG, "%s: %s: %s", imp->source, path, archive_error_string(a));
+                if (archive_entry_size(e) != pos)
+                        return error_set(err, -EBADMSG, "%s: %s: truncated", imp->source, path);
+
+                StagedFile *files = realloc(imp->files, (imp->n_files + 1) * sizeof(StagedFile));
+                if (!files)
+                        return error_sys(err, -ENOMEM, "%s", imp->source);
+                imp->files = files;
+                StagedFile *f = &files[imp->n_files++];
+                *f = (StagedFile) { .path = TAKE_PTR(path), .size = (uint64_t) pos };
+                uint8_t md[SHA256_DIGEST_SIZE];
+                sha256_final(&h, md);
+                sha256_to_hex(md, f->hex);
+        }
+}
+
+static int import_from_directory(Import *imp, Error **err) {
+        if (faccessat(imp->src_fd, "index.json", F_OK, 0) >= 0)
+                return import_oci_layout(imp, err);
+        if (faccessat(imp->src_fd, "manifest.json", F_OK, 0) >= 0)
+                return import_docker_archive(imp, err);
+        return error_set(err, -EBADMSG, "%s: not an image: no index.json (OCI image layout) or manifest.json (docker archive)",
+                         imp->source);
+}
+
+static int import_finish(Import *imp, Error **err) {
+        Image *im = imp->image;
+        im->imported_at = now_usec();
+        int r = tree_render(imp->store, im, imp->blobs_fd, err);
+        if (r < 0)
+                return r;
+
+        /* The blobs join the store only now that all were verified. */
+        int fd = openat(imp->blobs_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_closedir_ DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+        if (!d) {
+                closep(&fd);
+                return error_sys(err, -errno, "image %s: committing blobs", im->id);
+        }
+        struct dirent *de;
+        while ((de = readdir(d)))
+                if (hex_digest_is_valid(de->d_name) &&
+                    renameat(imp->blobs_fd, de->d_name, imp->store->blobs_fd, de->d_name) < 0)
+                        return error_sys(err, -errno, "image %s: committing blob %s", im->id, de->d_name);
+        r = fsync_dir_at(imp->store->blobs_fd, ".");
+        if (r < 0)
+                return error_sys(err, r, "image %s: syncing the blob store", im->id);
+        return 0;
+}
+
+static void import_done(Import *imp) {
+        closep(&imp->src_fd);
+        closep(&imp->blobs_fd);
+        closep(&imp->staging_fd);
+        if (*imp->staging)
+                (void) rm_rf_at(imp->store->tmp_fd, imp->staging);
+        for (size_t i = 0; i < imp->n_files; i++)
+                free(imp->files[i].path);
+        free(imp->files);
+        image_free(imp->image);
+        strv_free(imp->names);
+}
+
+static int import_run(Import *imp, const char *path, Error **err) {
+        _cleanup_free_ char *user_name = NULL;
+        if (imp->opts->name && image_name_normalize(imp->opts->name, &user_name) < 0)
+                return error_set(err, -EINVAL, "image name \"%s\": not a valid name[:tag]", imp->opts->name);
+        int r = parse_platform(imp, imp->opts->platform, err);
+        if (r < 0)
+                return r;
+        if (!(imp->image = calloc(1, sizeof(Image))))
+                return error_sys(err, -ENOMEM, "%s", path);
+
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return error_sys(err, -errno, "%s", path);
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return error_sys(err, -errno, "%s", path);
+        if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
+                return error_set(err, -EBADMSG, "%s: not a file or directory", path);
+
+        random_name(imp->staging, sizeof(imp->staging), "import-");
+        if (mkdirat(imp->store->tmp_fd, imp->staging, 0700) < 0 ||
+            (imp->staging_fd = openat(imp->store->tmp_fd, imp->staging, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
+            mkdirat(imp->staging_fd, "blobs", 0700) < 0 ||
+            (imp->blobs_fd = openat(imp->staging_fd, "blobs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+                return error_sys(err, -errno, "%s: creating staging directory", path);
+
+        /* Each reader returns 1 when the store has the image already. */
+        if (S_ISDIR(st.st_mode)) {
+                imp->src_fd = TAKE_FD(fd);
+                r = import_from_directory(imp, err);
+        } else {
+                bool is_aci;
+                r = unpack_archive(imp, fd, &is_aci, err);
+                if (r >= 0 && is_aci)
+                        r = lseek(fd, 0, SEEK_SET) < 0 ? error_sys(err, -errno, "%s", path) : import_aci(imp, fd, err);
+                else if (r >= 0)
+                        r = import_from_directory(imp, err);
+        }
+        if (r == 0)
+                r = import_finish(imp, err);
+        if (r < 0)
+                return r;
+
+        if (user_name && strv_push(&imp->names, user_name) < 0)
+                return error_sys(err, -ENOMEM, "%s", path);
+        return image_store_commit(imp->store, imp->image, imp->names, err);
+}
+
+int image_import(ImageStore *s, const char *path, const ImportOptions *opts, Image **ret, Error **err) {
+        static const ImportOptions no_options = {};
+        Import imp = {
+                .store = s,
+                .opts = opts ?: &no_options,
+                .source = path,
+                .staging_fd = -1,
+                .blobs_fd = -1,
+                .src_fd = -1,
+        };
+        int r = import_run(&imp, path, err);
+        if (r >= 0 && ret)
+                *ret = TAKE_PTR(imp.image);
+        import_done(&imp);
+        return r < 0 ? r : 0;
+}

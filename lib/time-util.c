@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "time-util.h"
+
+uint64_t now_usec(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
+}
+
+void format_timestamp(uint64_t usec, char ret[32]) {
+        time_t sec = (time_t) (usec / USEC_PER_SEC);
+        struct tm tm;
+        gmtime_r(&sec, &tm);
+        size_t n = strftime(ret, 32, "%Y-%m-%dT%H:%M:%S", &tm);
+        snprintf(ret + n, 32 - n, ".%06lluZ", (unsigned long long) (usec % USEC_PER_SEC));
+}
+
+int parse_timestamp(const char *s, uint64_t *ret) {
+        struct tm tm = {};
+        const char *p = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+        if (!p)
+                return -EINVAL;
+        unsigned long long frac = 0;
+        if (*p == '.') {
+                int digits = 0;
+                for (p++; *p >= '0' && *p <= '9'; p++, digits++)
+                        if (digits < 6)
+                                frac = frac * 10 + (unsigned long long) (*p - '0');
+                for (; digits < 6; digits++)
+                        frac *= 10;
+        }
+        if (strcmp(p, "Z") != 0)
+                return -EINVAL;
+        time_t sec = timegm(&tm);
+        if (sec < 0)
+                return -ERANGE;
+        *ret = (uint64_t) sec * USEC_PER_SEC + frac;
+        return 0;
+}
