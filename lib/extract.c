@@ -230,8 +230,10 @@ static int extract_node(Extract *x, struct archive_entry *e, int pfd, const char
 static int extract_hardlink(Extract *x, const char *link_name, int pfd, const char *base, Error **err) {
         _cleanup_free_ char *target = NULL, *tparent = NULL, *tbase = NULL;
         int r = extract_tree_path(x, link_name, &target);
+        if (r == -EINVAL)
+                return error_set(err, -EBADMSG, "%s: hard link target \"%s\": path leaves the image (\"..\")", x->what, link_name);
         if (r < 0)
-                return error_set(err, r, "%s: hard link target \"%s\": path leaves the image", x->what, link_name);
+                return error_sys(err, r, "%s", x->what);
         if (!target || !*target)
                 return error_set(err, -EBADMSG, "%s: hard link target \"%s\": outside the image tree", x->what, link_name);
         r = path_split(target, &tparent, &tbase);
@@ -249,9 +251,10 @@ static int extract_remove(Extract *x, int pfd, const char *name) {
         struct stat st;
         if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return errno == ENOENT ? 0 : -errno;
+        int r = rm_rf_at(pfd, name);
         if (S_ISDIR(st.st_mode))
-                extract_forget_parent(x); /* the cached parent may be below it */
-        return rm_rf_at(pfd, name);
+                extract_forget_parent(x); /* the cached parent may have been below it */
+        return r;
 }
 
 static int extract_whiteout(Extract *x, const char *parent, const char *base, Error **err) {
