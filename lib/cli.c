@@ -54,7 +54,7 @@ int cli_usage_error(const char *command, const char *fmt, ...) {
         return EXIT_USAGE;
 }
 
-int cli_parse_globals(int argc, char **argv, const char *usage) {
+int cli_parse_globals(int argc, char **argv, const char *usage, int *ret_status) {
         enum { OPT_DIR = 0x100, OPT_DEBUG, OPT_VERSION };
         static const struct option options[] = {
                 { "dir", required_argument, NULL, OPT_DIR },
@@ -66,6 +66,8 @@ int cli_parse_globals(int argc, char **argv, const char *usage) {
         cli.dir = getenv("SDPOD_DIR");
         if (cli.dir && !*cli.dir)
                 cli.dir = NULL;
+        /* getopt names the program by argv[0] in its messages */
+        argv[0] = program_invocation_short_name;
         int c;
         /* "+": stop at the verb; its options are its own. */
         while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0)
@@ -78,20 +80,24 @@ int cli_parse_globals(int argc, char **argv, const char *usage) {
                         break;
                 case 'h':
                         fputs(usage, stdout);
-                        return -EXIT_OK;
+                        *ret_status = EXIT_OK;
+                        return -1;
                 case OPT_VERSION:
                         printf("%s %s\n", program_invocation_short_name, SDPOD_VERSION);
-                        return -EXIT_OK;
+                        *ret_status = EXIT_OK;
+                        return -1;
                 default:
                         fprintf(stderr, "Try '%s --help'.\n", program_invocation_short_name);
-                        return -EXIT_USAGE;
+                        *ret_status = EXIT_USAGE;
+                        return -1;
                 }
         cli.dir_is_default = !cli.dir;
         if (!cli.dir)
                 cli.dir = SDPOD_DEFAULT_DIR;
         if (optind >= argc) {
                 fputs(usage, stderr);
-                return -EXIT_USAGE;
+                *ret_status = EXIT_USAGE;
+                return -1;
         }
         return optind;
 }
@@ -107,6 +113,10 @@ int cli_dispatch(const Verb *verbs, const char *context, const char *usage, int 
         }
         for (const Verb *v = verbs; v->name; v++)
                 if (streq(v->name, argv[0])) {
+                        /* getopt's messages then name the whole command */
+                        _cleanup_free_ char *command = NULL;
+                        if (asprintf(&command, "%s %s", context, v->name) >= 0)
+                                argv[0] = command;
                         optind = 0; /* each verb parses its own options afresh */
                         return v->run(argc, argv);
                 }

@@ -34,9 +34,10 @@ typedef struct Verb {
         const char *summary;
 } Verb;
 
-/* Parses the global options before the verb; returns the index of the verb
- * in argv, or -(exit status) when the program should exit (--help, errors). */
-int cli_parse_globals(int argc, char **argv, const char *usage);
+/* Parses the global options before the verb. Returns the index of the verb
+ * in argv (> 0), or -1 when the program should exit now (--help, --version,
+ * errors) with the status stored in *ret_status. */
+int cli_parse_globals(int argc, char **argv, const char *usage, int *ret_status);
 
 /* Runs argv[0] from verbs; "context" is the command so far ("sdpod image"). */
 int cli_dispatch(const Verb *verbs, const char *context, const char *usage, int argc, char **argv);

@@ -148,11 +148,21 @@ int import_blob(Import *imp, const char *src_path, const char *expected_digest, 
                 return 0;
         }
 
-        if (expected_digest && expected_size >= 0 && have_blob(imp, digest_hex(expected_digest))) {
-                snprintf(ret_digest, DIGEST_STRING_SIZE, "%s", expected_digest);
-                if (ret_size)
-                        *ret_size = (uint64_t) expected_size;
-                return 0;
+        if (expected_digest && expected_size >= 0) {
+                /* Stored already: its content is known, but the descriptor
+                 * must still tell the truth about its size. */
+                _cleanup_close_ int fd = import_open_blob(imp, expected_digest);
+                struct stat st;
+                if (fd >= 0 && fstat(fd, &st) >= 0) {
+                        int r = verify_blob(digest_hex(expected_digest), (uint64_t) st.st_size, expected_digest,
+                                            expected_size, what, err);
+                        if (r < 0)
+                                return r;
+                        snprintf(ret_digest, DIGEST_STRING_SIZE, "%s", expected_digest);
+                        if (ret_size)
+                                *ret_size = (uint64_t) st.st_size;
+                        return 0;
+                }
         }
         _cleanup_close_ int fd = open_in_root(imp->src_fd, src_path, O_RDONLY | O_NOCTTY, 0);
         if (fd < 0)
@@ -222,7 +232,7 @@ void import_add_source_name(Import *imp, const char *name) {
 
 int import_check_platform(Import *imp, const char *os, const char *arch, const char *what, Error **err) {
         if ((os && !streq(os, imp->platform_os)) || (arch && !streq(arch, imp->platform_arch)))
-                return error_set(err, -EBADMSG, "%s: the image is for %s/%s, not %s/%s (choose with --platform)",
+                return error_set(err, -ENOENT, "%s: the image is for %s/%s, not %s/%s (choose with --platform)",
                                  what, strempty(os), strempty(arch), imp->platform_os, imp->platform_arch);
         return 0;
 }

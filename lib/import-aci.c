@@ -61,9 +61,6 @@ int import_aci(Import *imp, int fd, Error **err) {
         int r = import_blob_from_fd(imp, fd, NULL, -1, "ACI", digest, &size, err);
         if (r < 0)
                 return r;
-        if ((r = import_check_existing(imp, digest, err)) != 0)
-                return r;
-
         _cleanup_free_ char *data = NULL;
         size_t data_size = 0;
         _cleanup_json_ struct json_object *m = NULL;
@@ -85,6 +82,13 @@ int import_aci(Import *imp, int fd, Error **err) {
         const char *os = aci_label(labels, "os"), *arch = aci_label(labels, "arch");
         if ((r = import_check_platform(imp, os, arch, what, err)) < 0)
                 return r;
+        _cleanup_free_ char *full = NULL;
+        const char *version = aci_label(labels, "version");
+        if (asprintf(&full, "%s:%s", name, version ?: "latest") < 0)
+                return error_sys(err, -ENOMEM, "%s", what);
+        import_add_source_name(imp, full); /* also on re-import: it takes its name back */
+        if ((r = import_check_existing(imp, digest, err)) != 0)
+                return r;
 
         Image *im = imp->image;
         im->format = IMAGE_FORMAT_ACI;
@@ -98,10 +102,5 @@ int import_aci(Import *imp, int fd, Error **err) {
         if ((r = import_add_layer(imp, digest, MT_ACI, size)) < 0)
                 return error_sys(err, r, "%s", what);
 
-        _cleanup_free_ char *full = NULL;
-        const char *version = aci_label(labels, "version");
-        if (asprintf(&full, "%s:%s", name, version ?: "latest") < 0)
-                return error_sys(err, -ENOMEM, "%s", what);
-        import_add_source_name(imp, full);
         return image_app_from_aci_manifest(m, what, &im->app, err);
 }

@@ -15,31 +15,22 @@ static int open_store(StoreAccess access, ImageStore **ret, Error **err) {
         return image_store_open(cli.dir, cli.dir_is_default, access, ret, err);
 }
 
-/* Parses options that every image verb takes: --help and --format. Returns
- * the index of the first operand, or -(exit status). */
-static int parse_simple(int argc, char **argv, const char *command, const char *usage, OutputFormat *format) {
+/* Parses the options of verbs that take only --help. Returns the index of the
+ * first operand, or -1 when the verb is done with the status in *ret_status. */
+static int parse_simple(int argc, char **argv, const char *command, const char *usage, int *ret_status) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
-                { "format", required_argument, NULL, 'f' },
                 {},
         };
         int c;
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                if (c == 'h')
                         fputs(usage, stdout);
-                        return -EXIT_OK;
-                case 'f':
-                        if (!format)
-                                return -cli_usage_error(command, "--format is not an option here");
-                        int r = cli_parse_format(command, optarg, format);
-                        if (r != 0)
-                                return -r;
-                        break;
-                default:
+                else
                         fprintf(stderr, "Try '%s --help'.\n", command);
-                        return -EXIT_USAGE;
-                }
+                *ret_status = c == 'h' ? EXIT_OK : EXIT_USAGE;
+                return -1;
+        }
         return optind;
 }
 
@@ -207,9 +198,9 @@ static const char inspect_usage[] =
 
 static int image_inspect_verb(int argc, char **argv) {
         static const char *command = "sdpod image inspect";
-        int i = parse_simple(argc, argv, command, inspect_usage, NULL);
+        int status, i = parse_simple(argc, argv, command, inspect_usage, &status);
         if (i < 0)
-                return -i;
+                return status;
         if (i != argc - 1)
                 return cli_usage_error(command, i >= argc ? "missing IMAGE" : "takes one IMAGE");
         Error *err = NULL;
@@ -224,14 +215,15 @@ static int image_inspect_verb(int argc, char **argv) {
 static const char cat_manifest_usage[] =
         "Usage: sdpod image cat-manifest IMAGE\n"
         "\n"
-        "Prints the image's manifest as stored: the OCI image manifest (for docker\n"
-        "archives, one made on import), or the ACI image manifest.\n";
+        "Prints the image's manifest byte for byte as stored (its sha256 is the\n"
+        "manifest digest): the OCI image manifest (for docker archives, one made\n"
+        "on import), or the ACI image manifest.\n";
 
 static int image_cat_manifest_verb(int argc, char **argv) {
         static const char *command = "sdpod image cat-manifest";
-        int i = parse_simple(argc, argv, command, cat_manifest_usage, NULL);
+        int status, i = parse_simple(argc, argv, command, cat_manifest_usage, &status);
         if (i < 0)
-                return -i;
+                return status;
         if (i != argc - 1)
                 return cli_usage_error(command, i >= argc ? "missing IMAGE" : "takes one IMAGE");
         Error *err = NULL;
@@ -244,15 +236,11 @@ static int image_cat_manifest_verb(int argc, char **argv) {
                 error_sys(&err, fd, "image %s: manifest %s", image->id, image->manifest);
                 return cli_fail(err);
         }
+        /* Byte for byte, so that its sha256 is the manifest digest. */
         char buf[65536];
         ssize_t k;
-        char last = '\n';
-        while ((k = read(fd, buf, sizeof(buf))) > 0) {
+        while ((k = read(fd, buf, sizeof(buf))) > 0)
                 fwrite(buf, 1, (size_t) k, stdout);
-                last = buf[k - 1];
-        }
-        if (last != '\n')
-                putchar('\n');
         return k < 0 || fflush(stdout) != 0 ? EXIT_ERROR : EXIT_OK;
 }
 
@@ -264,16 +252,16 @@ static const char rm_usage[] =
 
 static int image_rm_verb(int argc, char **argv) {
         static const char *command = "sdpod image rm";
-        int i = parse_simple(argc, argv, command, rm_usage, NULL);
+        int status, i = parse_simple(argc, argv, command, rm_usage, &status);
         if (i < 0)
-                return -i;
+                return status;
         if (i >= argc)
                 return cli_usage_error(command, "missing IMAGE");
         Error *err = NULL;
         _cleanup_image_store_ ImageStore *s = NULL;
         if (open_store(STORE_SHARED, &s, &err) < 0)
                 return cli_fail(err);
-        int status = EXIT_OK;
+        status = EXIT_OK;
         for (; i < argc; i++) {
                 _cleanup_free_ char *id = NULL;
                 if (image_store_remove(s, argv[i], &id, &err) < 0) {
@@ -294,9 +282,9 @@ static const char gc_usage[] =
 
 static int image_gc_verb(int argc, char **argv) {
         static const char *command = "sdpod image gc";
-        int i = parse_simple(argc, argv, command, gc_usage, NULL);
+        int status, i = parse_simple(argc, argv, command, gc_usage, &status);
         if (i < 0)
-                return -i;
+                return status;
         if (i != argc)
                 return cli_usage_error(command, "takes no arguments");
         Error *err = NULL;

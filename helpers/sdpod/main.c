@@ -26,8 +26,9 @@ static const Verb verbs[] = {
 };
 
 int main(int argc, char **argv) {
-        int i = cli_parse_globals(argc, argv, usage);
+        int status;
+        int i = cli_parse_globals(argc, argv, usage, &status);
         if (i < 0)
-                return -i;
+                return status;
         return cli_dispatch(verbs, "sdpod", usage, argc - i, argv + i);
 }
