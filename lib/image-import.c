@@ -199,6 +199,12 @@ int import_check_existing(Import *imp, const char *id, Error **err) {
         }
         if (r < 0)
                 return r;
+        /* Stored already, but it must still be what was asked for. */
+        r = import_check_platform(imp, existing->os, existing->architecture, id, err);
+        if (r < 0) {
+                image_free(existing);
+                return r;
+        }
         image_free(imp->image);
         imp->image = existing;
         return 1;

@@ -84,8 +84,8 @@ int image_store_load(ImageStore *s, const char *hex, Image **ret, Error **err) {
                 return error_prefix(err, "image record");
         }
 
-        char what[SHA256_HEX_SIZE + 32];
-        snprintf(what, sizeof(what), "image record %s", name);
+        char what[SHA256_HEX_SIZE + 128];
+        snprintf(what, sizeof(what), "image record %s (remove it with 'sdpod image rm sha256:%s')", name, hex);
         _cleanup_json_ struct json_object *o = NULL;
         r = json_parse(data, size, what, &o, err);
         if (r < 0)
@@ -220,6 +220,10 @@ static int image_store_write(ImageStore *s, const Image *image, Error **err) {
         const char *text = json_to_text(o, true);
         char name[SHA256_HEX_SIZE + 8];
         snprintf(name, sizeof(name), "%s.json", digest_hex(image->id));
+        /* A re-import that changes nothing writes nothing. */
+        _cleanup_free_ char *old = NULL;
+        if (read_file_at(s->db_fd, name, RECORD_MAX, &old, NULL, NULL) >= 0 && streq(old, text))
+                return 0;
         int r = write_file_atomic_at(s->db_fd, name, text, strlen(text), 0644, err);
         return r < 0 ? error_prefix(err, "image record") : 0;
 }
@@ -271,19 +275,31 @@ int image_store_remove(ImageStore *s, const char *ref, char **ret_id, Error **er
         _cleanup_close_ int db_lock = lock_file_at(s->images_fd, "db.lock", LOCK_EX);
         if (db_lock < 0)
                 return error_sys(err, db_lock, "image store: locking records");
-        _cleanup_image_ Image *image = NULL;
-        int r = image_store_resolve(s, ref, &image, err);
-        if (r < 0)
-                return r;
+        _cleanup_free_ char *id = NULL;
+        if (digest_is_valid(ref)) {
+                /* By full id without reading the record, so that a record
+                 * that cannot be read can still be removed. */
+                if (!(id = strdup(ref)))
+                        return error_sys(err, -ENOMEM, "image %s", ref);
+        } else {
+                _cleanup_image_ Image *image = NULL;
+                int r = image_store_resolve(s, ref, &image, err);
+                if (r < 0)
+                        return r;
+                id = TAKE_PTR(image->id);
+        }
         char name[SHA256_HEX_SIZE + 8];
-        snprintf(name, sizeof(name), "%s.json", digest_hex(image->id));
-        if (unlinkat(s->db_fd, name, 0) < 0)
-                return error_sys(err, -errno, "image %s: removing its record", image->id);
-        r = fsync_dir_at(s->db_fd, ".");
+        snprintf(name, sizeof(name), "%s.json", digest_hex(id));
+        if (unlinkat(s->db_fd, name, 0) < 0) {
+                if (errno == ENOENT)
+                        return error_set(err, -ENOENT, "image %s: not found", id);
+                return error_sys(err, -errno, "image %s: removing its record", id);
+        }
+        int r = fsync_dir_at(s->db_fd, ".");
         if (r < 0)
-                return error_sys(err, r, "image %s: syncing the image store", image->id);
+                return error_sys(err, r, "image %s: syncing the image store", id);
         if (ret_id)
-                *ret_id = TAKE_PTR(image->id);
+                *ret_id = TAKE_PTR(id);
         return 0;
 }
 
@@ -298,8 +314,9 @@ static int dir_size_and_remove(int dirfd, const char *name, uint64_t *bytes) {
         return rm_rf_at(dirfd, name);
 }
 
-/* Removes every entry of dirfd whose name is not in keep. */
-static int sweep_dir(int dirfd, char *const *keep, unsigned *count, uint64_t *bytes, const char *what, Error **err) {
+/* Removes every entry of dirfd whose name is not in keep (with only_tmp,
+ * only the temporary files of writers, ".tmp-*"). */
+static int sweep_dir(int dirfd, char *const *keep, bool only_tmp, unsigned *count, uint64_t *bytes, const char *what, Error **err) {
         int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd < 0)
                 return error_sys(err, -errno, "image gc: %s", what);
@@ -313,6 +330,8 @@ static int sweep_dir(int dirfd, char *const *keep, unsigned *count, uint64_t *by
                 if (streq(de->d_name, ".") || streq(de->d_name, ".."))
                         continue;
                 if (keep && strv_contains(keep, de->d_name))
+                        continue;
+                if (only_tmp && !startswith(de->d_name, ".tmp-"))
                         continue;
                 int r = dir_size_and_remove(dirfd, de->d_name, bytes);
                 if (r < 0)
@@ -346,10 +365,12 @@ int image_store_gc(ImageStore *s, ImageGcStats *ret, Error **err) {
                 return error_sys(err, r, "image gc");
 
         ImageGcStats st = {};
-        /* Under the exclusive lock no import runs: all staging is stale. */
-        if ((r = sweep_dir(s->tmp_fd, NULL, &st.staging, &st.bytes, "staging directory", err)) < 0 ||
-            (r = sweep_dir(s->tree_fd, trees, &st.trees, &st.bytes, "tree", err)) < 0 ||
-            (r = sweep_dir(s->blobs_fd, blobs, &st.blobs, &st.bytes, "blob", err)) < 0)
+        /* Under the exclusive lock no import or record write runs: all
+         * staging and every temporary record file is left from a crash. */
+        if ((r = sweep_dir(s->tmp_fd, NULL, false, &st.leftovers, &st.bytes, "staging directory", err)) < 0 ||
+            (r = sweep_dir(s->db_fd, NULL, true, &st.leftovers, &st.bytes, "temporary record", err)) < 0 ||
+            (r = sweep_dir(s->tree_fd, trees, false, &st.trees, &st.bytes, "tree", err)) < 0 ||
+            (r = sweep_dir(s->blobs_fd, blobs, false, &st.blobs, &st.bytes, "blob", err)) < 0)
                 return r;
         r = fsync_dir_at(s->blobs_fd, ".");
         if (r < 0)

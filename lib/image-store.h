@@ -65,8 +65,9 @@ int image_store_commit(ImageStore *s, Image *image, char *const *add_names, Erro
 int image_store_remove(ImageStore *s, const char *ref, char **ret_id, Error **err);
 
 typedef struct ImageGcStats {
-        unsigned blobs, trees, staging;
-        uint64_t bytes;
+        unsigned blobs, trees;
+        unsigned leftovers;     /* staging directories and temporary files of interrupted writers */
+        uint64_t bytes;         /* of the removed blobs */
 } ImageGcStats;
 
 /* Removes blobs and trees that no record references, and staging left by

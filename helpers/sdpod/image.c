@@ -294,8 +294,8 @@ static int image_gc_verb(int argc, char **argv) {
                 return cli_fail(err);
         char bytes[16];
         format_bytes(st.bytes, bytes);
-        printf("removed %u blobs, %u trees, %u staging directories (%s of files)\n", st.blobs, st.trees, st.staging,
-               bytes);
+        printf("removed %u blobs, %u trees, %u leftovers of interrupted imports (%s of blobs)\n", st.blobs, st.trees,
+               st.leftovers, bytes);
         return EXIT_OK;
 }
 

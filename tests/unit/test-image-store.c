@@ -271,7 +271,7 @@ static void test_names_resolve_rm_gc(void) {
         ASSERT_EQ_INT(image_store_gc(s, &st, NULL), 0);
         ASSERT_EQ_INT(st.blobs, 3);
         ASSERT_EQ_INT(st.trees, 1);
-        ASSERT_EQ_INT(st.staging, 1);
+        ASSERT_EQ_INT(st.leftovers, 1);
         ASSERT(image_store_has_blob(s, b.layer));
         ASSERT(image_store_has_blob(s, b.config));
         ASSERT(image_store_has_blob(s, b.manifest));
@@ -279,7 +279,7 @@ static void test_names_resolve_rm_gc(void) {
         ASSERT(image_store_has_tree(s, ib->id));
         ASSERT(!image_store_has_tree(s, ia->id));
         ASSERT_EQ_INT(image_store_gc(s, &st, NULL), 0);
-        ASSERT_EQ_INT(st.blobs + st.trees + st.staging, 0);
+        ASSERT_EQ_INT(st.blobs + st.trees + st.leftovers, 0);
         image_free(ia);
         image_free(ib);
         image_store_free(s);
