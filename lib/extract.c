@@ -93,7 +93,7 @@ static int extract_parent(Extract *x, const char *parent) {
         if (x->parent_path && streq(x->parent_path, parent))
                 return x->parent_fd;
         extract_forget_parent(x);
-        int fd = mkdir_p_in_root(x->rootfd, parent, 0755);
+        int fd = mkdir_p_in_root(x->rootfd, parent, 0755, true);
         if (fd < 0)
                 return fd;
         if (!(x->parent_path = strdup(parent))) {
@@ -252,14 +252,17 @@ static int extract_remove(Extract *x, int pfd, const char *name) {
         if (fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                 return errno == ENOENT ? 0 : -errno;
         int r = rm_rf_at(pfd, name);
-        if (S_ISDIR(st.st_mode))
-                extract_forget_parent(x); /* the cached parent may have been below it */
+        /* The cached parent may have been below it or reached through it. */
+        extract_forget_parent(x);
         return r;
 }
 
 static int extract_whiteout(Extract *x, const char *parent, const char *base, Error **err) {
-        _cleanup_close_ int pfd = open_in_root(x->rootfd, parent, O_RDONLY | O_DIRECTORY, 0);
-        if (pfd == -ENOENT || pfd == -ENOTDIR)
+        /* A whiteout names a lower layer's path as it is: its directory is
+         * never reached through a symlink, which would let it hide entries
+         * of this layer or of another directory. */
+        _cleanup_close_ int pfd = open_beneath_no_symlinks(x->rootfd, parent, O_RDONLY | O_DIRECTORY, 0);
+        if (pfd == -ENOENT || pfd == -ENOTDIR || pfd == -ELOOP)
                 return 0; /* nothing below to hide */
         if (pfd < 0)
                 return error_sys(err, pfd, "%s: whiteout in \"%s\"", x->what, parent);

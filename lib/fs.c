@@ -23,20 +23,37 @@ int open_in_root(int rootfd, const char *path, int flags, mode_t mode) {
         return fd < 0 ? -errno : fd;
 }
 
-int mkdir_p_in_root(int rootfd, const char *path, mode_t mode) {
+int open_beneath_no_symlinks(int dirfd, const char *path, int flags, mode_t mode) {
+        struct open_how how = {
+                .flags = (uint64_t) (flags | O_CLOEXEC),
+                .mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
+                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+        };
+        if (!*path)
+                path = ".";
+        int fd = (int) syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+        return fd < 0 ? -errno : fd;
+}
+
+static int open_dir_below(int rootfd, const char *path, bool follow_symlinks) {
+        return follow_symlinks ? open_in_root(rootfd, path, O_PATH | O_DIRECTORY, 0)
+                               : open_beneath_no_symlinks(rootfd, path, O_PATH | O_DIRECTORY, 0);
+}
+
+int mkdir_p_in_root(int rootfd, const char *path, mode_t mode, bool follow_symlinks) {
         /* Fast path: it exists already (the common case while extracting). */
-        int fd = open_in_root(rootfd, path, O_PATH | O_DIRECTORY, 0);
+        int fd = open_dir_below(rootfd, path, follow_symlinks);
         if (fd != -ENOENT)
                 return fd;
 
         _cleanup_free_ char *prefix = strdup(path);
         if (!prefix)
                 return -ENOMEM;
-        _cleanup_close_ int cur = open_in_root(rootfd, ".", O_PATH | O_DIRECTORY, 0);
+        _cleanup_close_ int cur = open_dir_below(rootfd, "", follow_symlinks);
         if (cur < 0)
                 return cur;
-        /* Walk one component at a time; each step reopens the prefix resolved
-         * in root, so a symlink met on the way cannot lead out of the tree. */
+        /* Walk one component at a time; each step reopens the prefix from the
+         * root, so a symlink met on the way cannot lead out of the tree. */
         for (char *c = prefix; *c;) {
                 while (*c == '/')
                         c++;
@@ -49,7 +66,7 @@ int mkdir_p_in_root(int rootfd, const char *path, mode_t mode) {
                         return -EINVAL; /* callers pass normalised paths */
                 if (mkdirat(cur, c, mode) < 0 && errno != EEXIST)
                         return -errno;
-                int next = open_in_root(rootfd, prefix, O_PATH | O_DIRECTORY, 0);
+                int next = open_dir_below(rootfd, prefix, follow_symlinks);
                 if (next < 0)
                         return next;
                 closep(&cur);

@@ -12,9 +12,15 @@
  * whatever the tree contains. Returns an fd or a negative errno. */
 int open_in_root(int rootfd, const char *path, int flags, mode_t mode);
 
-/* Creates every missing directory of path below rootfd (resolved in root) and
- * returns an O_PATH|O_DIRECTORY fd of the last one. */
-int mkdir_p_in_root(int rootfd, const char *path, mode_t mode);
+/* Opens path below dirfd without following any symlink on the way
+ * (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS): -ELOOP if one is met. */
+int open_beneath_no_symlinks(int dirfd, const char *path, int flags, mode_t mode);
+
+/* Creates every missing directory of path below rootfd and returns an
+ * O_PATH|O_DIRECTORY fd of the last one. With follow_symlinks, symlinks on the
+ * way are resolved with rootfd as root (as a layer's /lib -> usr/lib must
+ * be); without, meeting one is an error (-ELOOP). */
+int mkdir_p_in_root(int rootfd, const char *path, mode_t mode, bool follow_symlinks);
 
 /* mkdir -p on an ordinary path; existing directories are fine. */
 int mkdir_p(const char *path, mode_t mode);

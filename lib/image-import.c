@@ -119,7 +119,7 @@ static StagedFile *find_staged_file(Import *imp, const char *path) {
         if (path_normalize_archive_name(path, &norm) < 0)
                 return NULL;
         for (size_t i = 0; i < imp->n_files; i++)
-                if (imp->files[i].path && streq(imp->files[i].path, norm))
+                if (streq(imp->files[i].path, norm))
                         return &imp->files[i];
         return NULL;
 }
@@ -140,10 +140,15 @@ int import_blob(Import *imp, const char *src_path, const char *expected_digest, 
                         *ret_size = f->size;
                 if (have_blob(imp, f->hex))
                         return 0;
-                _cleanup_close_ int fd = open_in_root(imp->src_fd, src_path, O_RDONLY, 0);
+                /* Moved by its own name, never through a symlink. */
+                _cleanup_free_ char *parent = NULL, *base = NULL;
+                if (path_split(f->path, &parent, &base) < 0)
+                        return error_sys(err, -ENOMEM, "%s", what);
+                _cleanup_close_ int pfd = open_beneath_no_symlinks(imp->src_fd, parent, O_PATH | O_DIRECTORY, 0);
+                _cleanup_close_ int fd = pfd < 0 ? pfd : openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
                 if (fd < 0)
-                        return error_sys(err, fd, "%s: %s", what, src_path);
-                if (fsync(fd) < 0 || renameat(imp->src_fd, f->path, imp->blobs_fd, f->hex) < 0)
+                        return error_sys(err, fd == -1 ? -errno : fd, "%s: %s", what, src_path);
+                if (fsync(fd) < 0 || renameat(pfd, base, imp->blobs_fd, f->hex) < 0)
                         return error_sys(err, -errno, "%s: staging", what);
                 return 0;
         }
@@ -312,19 +317,30 @@ static int unpack_archive(Import *imp, int fd, bool *ret_is_aci, Error **err) {
                         return error_sys(err, -ENOMEM, "%s", imp->source);
 
                 mode_t type = archive_entry_filetype(e);
+                /* Unpacked without ever passing through a symlink, and with no
+                 * member twice: then each staged file holds exactly the bytes
+                 * hashed below, and no rename can be redirected. Honest image
+                 * archives have neither. */
                 if (type == AE_IFDIR) {
-                        _cleanup_close_ int dfd = mkdir_p_in_root(imp->src_fd, path, 0700);
+                        _cleanup_close_ int dfd = mkdir_p_in_root(imp->src_fd, path, 0700, false);
+                        if (dfd == -ELOOP || dfd == -ENOTDIR)
+                                return error_set(err, -EBADMSG, "%s: member \"%s\" passes through a symlink or a file",
+                                                 imp->source, path);
                         if (dfd < 0)
                                 return error_sys(err, dfd, "%s: %s", imp->source, path);
                         continue;
                 }
                 if (type != AE_IFREG && type != AE_IFLNK)
                         continue; /* image archives hold files and, for shared layers, symlinks */
-                _cleanup_close_ int pfd = mkdir_p_in_root(imp->src_fd, parent, 0700);
+                _cleanup_close_ int pfd = mkdir_p_in_root(imp->src_fd, parent, 0700, false);
+                if (pfd == -ELOOP || pfd == -ENOTDIR)
+                        return error_set(err, -EBADMSG, "%s: member \"%s\" passes through a symlink or a file",
+                                         imp->source, path);
                 if (pfd < 0)
                         return error_sys(err, pfd, "%s: %s", imp->source, path);
-                if (unlinkat(pfd, base, 0) < 0 && errno != ENOENT)
-                        return error_sys(err, -errno, "%s: %s", imp->source, path);
+                struct stat st;
+                if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) >= 0)
+                        return error_set(err, -EBADMSG, "%s: member \"%s\" appears twice", imp->source, path);
                 if (type == AE_IFLNK || archive_entry_hardlink(e)) {
                         /* Kept as a symlink, which open_in_root() resolves inside
                          * the archive; a hard link becomes one to its target. */

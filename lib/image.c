@@ -314,17 +314,18 @@ int image_name_normalize(const char *name, char **ret) {
         for (const char *p = name; *p; p++)
                 if (isspace((unsigned char) *p) || iscntrl((unsigned char) *p))
                         return -EINVAL;
+        /* docker's default registry is implied, as the docker CLI shows names;
+         * strip it until none is left, so normalising twice changes nothing. */
+        for (const char *s; (s = startswith(name, "docker.io/library/") ?: startswith(name, "docker.io/"));)
+                name = s;
         /* The tag follows the last ':' after the last '/' (a registry host
          * may carry a port: "host:5000/name"). A digest reference is kept. */
         const char *slash = strrchr(name, '/');
         const char *colon = strrchr(slash ? slash : name, ':');
-        if (name[0] == ':' || name[0] == '/' || (colon && !colon[1]) || (slash && !slash[1]))
+        if (!*name || name[0] == ':' || name[0] == '/' || strstr(name, "//") || (colon && !colon[1]) ||
+            (slash && !slash[1]))
                 return -EINVAL;
-        /* docker's default registry is implied, as the docker CLI shows names. */
-        const char *shortname = startswith(name, "docker.io/library/") ?: startswith(name, "docker.io/") ?: name;
-        if (!*shortname)
-                return -EINVAL;
-        if (colon || strchr(shortname, '@'))
-                return (*ret = strdup(shortname)) ? 0 : -ENOMEM;
-        return asprintf(ret, "%s:latest", shortname) < 0 ? -ENOMEM : 0;
+        if (colon || strchr(name, '@'))
+                return (*ret = strdup(name)) ? 0 : -ENOMEM;
+        return asprintf(ret, "%s:latest", name) < 0 ? -ENOMEM : 0;
 }

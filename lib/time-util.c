@@ -34,10 +34,11 @@ int parse_timestamp(const char *s, uint64_t *ret) {
                 for (; digits < 6; digits++)
                         frac *= 10;
         }
-        if (strcmp(p, "Z") != 0)
+        if (strcmp(p, "Z") != 0 || tm.tm_sec > 59)
                 return -EINVAL;
         time_t sec = timegm(&tm);
-        if (sec < 0)
+        /* Only what format_timestamp() writes: years 1970 to 9999. */
+        if (sec < 0 || sec >= 253402300800LL)
                 return -ERANGE;
         *ret = (uint64_t) sec * USEC_PER_SEC + frac;
         return 0;
