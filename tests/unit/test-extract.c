@@ -281,6 +281,50 @@ static void test_whiteouts(void) {
         close(root);
 }
 
+static void test_whiteouts_and_symlinks(void) {
+        /* Lower: a directory d and a symlink l to it. */
+        int root = fresh_tree();
+        TarBuilder t;
+        tar_begin(&t, ARCHIVE_FILTER_NONE);
+        tar_dir(&t, "d");
+        tar_file(&t, "d/old", "old");
+        tar_symlink(&t, "l", "d");
+        ASSERT_EQ_INT(apply(root, tar_end(&t), &oci, NULL), 0);
+
+        /* Upper: a file through l (lands in d), then l whited out, then a file
+         * below the name l: that must make a real directory l, not reuse d. */
+        tar_begin(&t, ARCHIVE_FILTER_NONE);
+        tar_file(&t, "l/a", "a");
+        tar_file(&t, ".wh.l", "");
+        tar_file(&t, "l/b", "b");
+        tar_file(&t, "d/new", "new");
+        tar_file(&t, "l/.wh..wh..opq", ""); /* through no symlink now: l is ours */
+        ASSERT_EQ_INT(apply(root, tar_end(&t), &oci, NULL), 0);
+        struct stat st;
+        ASSERT(fstatat(root, "l", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode));
+        ASSERT(faccessat(root, "l/b", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+        ASSERT(faccessat(root, "d/b", F_OK, AT_SYMLINK_NOFOLLOW) < 0);
+        ASSERT(faccessat(root, "d/a", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+        ASSERT(faccessat(root, "d/new", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+        close(root);
+
+        /* An opaque marker reached through a symlink hides nothing. */
+        root = fresh_tree();
+        tar_begin(&t, ARCHIVE_FILTER_NONE);
+        tar_dir(&t, "d");
+        tar_file(&t, "d/old", "old");
+        tar_symlink(&t, "l", "d");
+        ASSERT_EQ_INT(apply(root, tar_end(&t), &oci, NULL), 0);
+        tar_begin(&t, ARCHIVE_FILTER_NONE);
+        tar_file(&t, "d/new", "new");
+        tar_file(&t, "l/.wh..wh..opq", "");
+        tar_file(&t, "l/.wh.old", "");
+        ASSERT_EQ_INT(apply(root, tar_end(&t), &oci, NULL), 0);
+        ASSERT(faccessat(root, "d/new", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+        ASSERT(faccessat(root, "d/old", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+        close(root);
+}
+
 static void test_metadata(void) {
         int root = fresh_tree();
         TarBuilder t;
@@ -384,6 +428,7 @@ int main(void) {
         RUN(test_hardlinks);
         RUN(test_replaced_parent_is_not_reused);
         RUN(test_whiteouts);
+        RUN(test_whiteouts_and_symlinks);
         RUN(test_metadata);
         RUN(test_subdir);
         RUN(test_garbage);
