@@ -139,6 +139,19 @@ cd "$T/cwd"
 umask 022
 
 # sd ARGS...: sdpod on this test's data directory.
+# The preamble of the tests that build real images with images.sh: it needs
+# root (umoci unpack), an amd64 host and these tools, plus any named.
+use_real_images() {
+	require_root "images.sh runs umoci unpack as root"
+	require_amd64
+	local tool
+	for tool in umoci jq tar gzip sha256sum "$@"; do
+		require_tool "$tool"
+	done
+	# shellcheck source=images/images.sh
+	. "$IMAGES_SH"
+}
+
 sd() {
 	"$SDPOD" --dir="$DATA" "$@"
 }

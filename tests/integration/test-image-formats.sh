@@ -8,13 +8,8 @@
 
 . "$(dirname "$0")/lib.sh"
 
-require_root "images.sh runs umoci unpack as root"
-require_amd64
-for tool in umoci skopeo jq tar gzip xz zstd sha256sum; do
-	require_tool "$tool" "$(case $tool in xz) echo xz-utils ;; sha256sum) echo coreutils ;; *) echo $tool ;; esac)"
-done
-# shellcheck source=images/images.sh
-. "$IMAGES_SH"
+use_real_images skopeo zstd
+require_tool xz xz-utils
 
 leak_begin
 

@@ -9,13 +9,7 @@
 
 . "$(dirname "$0")/lib.sh"
 
-require_root "images.sh runs umoci unpack as root"
-require_amd64
-for tool in umoci jq tar gzip sha256sum; do
-	require_tool "$tool"
-done
-# shellcheck source=images/images.sh
-. "$IMAGES_SH"
+use_real_images
 
 leak_begin
 
