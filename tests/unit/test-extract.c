@@ -411,8 +411,13 @@ static void test_garbage(void) {
         close(root);
 }
 
+static void remove_scratch(void) {
+        (void) rm_rf_at(AT_FDCWD, scratch);
+}
+
 int main(void) {
         ASSERT(mkdtemp(scratch));
+        test_cleanup = remove_scratch;
         scratch_fd = open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT(scratch_fd >= 0);
         ASSERT(mkdirat(scratch_fd, "outside", 0755) == 0);

@@ -351,8 +351,13 @@ static void test_concurrent_imports_and_gc(void) {
         }
 }
 
+static void remove_scratch(void) {
+        (void) rm_rf_at(AT_FDCWD, scratch);
+}
+
 int main(void) {
         ASSERT(mkdtemp(scratch));
+        test_cleanup = remove_scratch;
         scratch_fd = open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         ASSERT(scratch_fd >= 0);
         RUN(test_import);

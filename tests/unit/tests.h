@@ -8,12 +8,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Set by a test that made something to remove even when an assertion fails
+ * (abort() runs no atexit handlers). */
+static void (*test_cleanup)(void);
+
+static inline void test_fail(void) {
+        if (test_cleanup)
+                test_cleanup();
+        abort();
+}
+
 #define ASSERT(expr)                                                               \
         do {                                                                       \
                 if (!(expr)) {                                                     \
                         fprintf(stderr, "%s:%d: assertion failed: %s\n", __FILE__, \
                                 __LINE__, #expr);                                  \
-                        abort();                                                   \
+                        test_fail();                                                   \
                 }                                                                  \
         } while (0)
 
@@ -23,7 +33,7 @@
                 if (_a != _b) {                                                       \
                         fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n",   \
                                 __FILE__, __LINE__, #a, _a, #b, _b);                  \
-                        abort();                                                      \
+                        test_fail();                                                      \
                 }                                                                     \
         } while (0)
 
@@ -34,7 +44,7 @@
                         fprintf(stderr, "%s:%d: %s == \"%s\", expected \"%s\"\n",    \
                                 __FILE__, __LINE__, #a, _a ? _a : "(null)",          \
                                 _b ? _b : "(null)");                                 \
-                        abort();                                                     \
+                        test_fail();                                                     \
                 }                                                                    \
         } while (0)
 
@@ -45,7 +55,7 @@
                 if (!_h || !strstr(_h, _n)) {                                        \
                         fprintf(stderr, "%s:%d: \"%s\" does not contain \"%s\"\n",   \
                                 __FILE__, __LINE__, _h ? _h : "(null)", _n);         \
-                        abort();                                                     \
+                        test_fail();                                                     \
                 }                                                                    \
         } while (0)
 
