@@ -9,30 +9,24 @@
 
 #include "fs.h"
 
-int open_in_root(int rootfd, const char *path, int flags, mode_t mode) {
+static int openat2_resolve(int dirfd, const char *path, int flags, mode_t mode, uint64_t resolve) {
         struct open_how how = {
                 .flags = (uint64_t) (flags | O_CLOEXEC),
                 .mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
-                .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+                .resolve = resolve | RESOLVE_NO_MAGICLINKS,
         };
-        while (*path == '/')
-                path++;
-        if (!*path)
-                path = ".";
-        int fd = (int) syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+        int fd = (int) syscall(SYS_openat2, dirfd, *path ? path : ".", &how, sizeof(how));
         return fd < 0 ? -errno : fd;
 }
 
+int open_in_root(int rootfd, const char *path, int flags, mode_t mode) {
+        while (*path == '/')
+                path++;
+        return openat2_resolve(rootfd, path, flags, mode, RESOLVE_IN_ROOT);
+}
+
 int open_beneath_no_symlinks(int dirfd, const char *path, int flags, mode_t mode) {
-        struct open_how how = {
-                .flags = (uint64_t) (flags | O_CLOEXEC),
-                .mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0,
-                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
-        };
-        if (!*path)
-                path = ".";
-        int fd = (int) syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-        return fd < 0 ? -errno : fd;
+        return openat2_resolve(dirfd, path, flags, mode, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
 }
 
 static int open_dir_below(int rootfd, const char *path, bool follow_symlinks) {

@@ -145,9 +145,11 @@ int import_blob(Import *imp, const char *src_path, const char *expected_digest, 
                 if (path_split(f->path, &parent, &base) < 0)
                         return error_sys(err, -ENOMEM, "%s", what);
                 _cleanup_close_ int pfd = open_beneath_no_symlinks(imp->src_fd, parent, O_PATH | O_DIRECTORY, 0);
-                _cleanup_close_ int fd = pfd < 0 ? pfd : openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+                if (pfd < 0)
+                        return error_sys(err, pfd, "%s: %s", what, src_path);
+                _cleanup_close_ int fd = openat(pfd, base, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
                 if (fd < 0)
-                        return error_sys(err, fd == -1 ? -errno : fd, "%s: %s", what, src_path);
+                        return error_sys(err, -errno, "%s: %s", what, src_path);
                 if (fsync(fd) < 0 || renameat(pfd, base, imp->blobs_fd, f->hex) < 0)
                         return error_sys(err, -errno, "%s: staging", what);
                 return 0;
@@ -321,23 +323,17 @@ static int unpack_archive(Import *imp, int fd, bool *ret_is_aci, Error **err) {
                  * member twice: then each staged file holds exactly the bytes
                  * hashed below, and no rename can be redirected. Honest image
                  * archives have neither. */
-                if (type == AE_IFDIR) {
-                        _cleanup_close_ int dfd = mkdir_p_in_root(imp->src_fd, path, 0700, false);
-                        if (dfd == -ELOOP || dfd == -ENOTDIR)
-                                return error_set(err, -EBADMSG, "%s: member \"%s\" passes through a symlink or a file",
-                                                 imp->source, path);
-                        if (dfd < 0)
-                                return error_sys(err, dfd, "%s: %s", imp->source, path);
-                        continue;
-                }
-                if (type != AE_IFREG && type != AE_IFLNK)
+                if (type != AE_IFDIR && type != AE_IFREG && type != AE_IFLNK)
                         continue; /* image archives hold files and, for shared layers, symlinks */
-                _cleanup_close_ int pfd = mkdir_p_in_root(imp->src_fd, parent, 0700, false);
+                /* A directory member is made itself; for the others, their parent. */
+                _cleanup_close_ int pfd = mkdir_p_in_root(imp->src_fd, type == AE_IFDIR ? path : parent, 0700, false);
                 if (pfd == -ELOOP || pfd == -ENOTDIR)
                         return error_set(err, -EBADMSG, "%s: member \"%s\" passes through a symlink or a file",
                                          imp->source, path);
                 if (pfd < 0)
                         return error_sys(err, pfd, "%s: %s", imp->source, path);
+                if (type == AE_IFDIR)
+                        continue;
                 struct stat st;
                 if (fstatat(pfd, base, &st, AT_SYMLINK_NOFOLLOW) >= 0)
                         return error_set(err, -EBADMSG, "%s: member \"%s\" appears twice", imp->source, path);
