@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+#include "error.h"
+
+typedef struct UmountStats {
+        unsigned unmounted;     /* cleanly unmounted */
+        unsigned detached;      /* busy: detached lazily (MNT_DETACH), with a warning */
+} UmountStats;
+
+/* Unmounts every mount of this mount namespace whose target is path or lies
+ * below it, deepest first, so that the tree can then be deleted without
+ * ever reaching through a mount into data that is not ours. path must be
+ * absolute and canonical (no symlinks, no "." or ".."), as /proc/self/mountinfo
+ * shows targets. A busy mount is detached lazily (MNT_DETACH) as a last resort
+ * and reported through warn(). Mounts that vanish meanwhile (another process
+ * unmounted them) are fine. Returns 0 when nothing is mounted there any more.
+ * ret may be NULL. */
+int umount_below(const char *path, UmountStats *ret, Error **err);
+
+/* Whether anything is mounted at or below path (canonical, absolute). */
+int has_mounts_below(const char *path, Error **err);
