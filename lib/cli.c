@@ -22,6 +22,7 @@ int exit_status_from_errno(int code) {
         case EALREADY:
         case EWOULDBLOCK:
         case EEXIST:
+        case ETIMEDOUT:
                 return EXIT_WRONG_STATE;
         case EBADMSG:
         case EFBIG:

@@ -341,7 +341,7 @@ static int sweep_dir(int dirfd, char *const *keep, bool only_tmp, unsigned *coun
         return 0;
 }
 
-int image_store_gc(ImageStore *s, ImageGcStats *ret, Error **err) {
+int image_store_gc(ImageStore *s, char *const *in_use, ImageGcStats *ret, Error **err) {
         if (s->lock_fd < 0)
                 return error_set(err, -EPERM, "image gc: needs the store locked exclusively");
 
@@ -360,6 +360,8 @@ int image_store_gc(ImageStore *s, ImageGcStats *ret, Error **err) {
                         r = add_ref(&blobs, l[i]->layers[j].digest);
                 r = r ?: add_ref(&trees, l[i]->id);
         }
+        for (char *const *i = in_use; r >= 0 && i && *i; i++)
+                r = add_ref(&trees, *i);
         image_list_free(l, n);
         if (r < 0)
                 return error_sys(err, r, "image gc");

@@ -71,8 +71,10 @@ typedef struct ImageGcStats {
 } ImageGcStats;
 
 /* Removes blobs and trees that no record references, and staging left by
- * imports that crashed. Needs STORE_EXCLUSIVE. */
-int image_store_gc(ImageStore *s, ImageGcStats *ret, Error **err);
+ * imports that crashed. The trees of the images in in_use (ids) are kept
+ * even when their record was removed: pods still use them. Needs
+ * STORE_EXCLUSIVE. */
+int image_store_gc(ImageStore *s, char *const *in_use, ImageGcStats *ret, Error **err);
 
 /* Opens a blob of the store for reading; -ENOENT when absent. */
 int image_store_open_blob(ImageStore *s, const char *digest);

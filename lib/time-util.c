@@ -43,3 +43,46 @@ int parse_timestamp(const char *s, uint64_t *ret) {
         *ret = (uint64_t) sec * USEC_PER_SEC + frac;
         return 0;
 }
+
+int parse_duration(const char *s, uint64_t *ret) {
+        static const struct {
+                const char *suffix;
+                uint64_t usec;
+        } units[] = {
+                /* longest first, so "ms" is not read as "m" */
+                { "ms", 1000ULL }, { "us", 1ULL }, { "s", USEC_PER_SEC }, { "m", 60 * USEC_PER_SEC },
+                { "h", 3600 * USEC_PER_SEC }, { "d", 86400 * USEC_PER_SEC },
+        };
+        uint64_t total = 0;
+        const char *p = s;
+        if (!*p)
+                return -EINVAL;
+        while (*p) {
+                if (*p < '0' || *p > '9')
+                        return -EINVAL;
+                uint64_t v = 0;
+                for (; *p >= '0' && *p <= '9'; p++) {
+                        if (v > (UINT64_MAX - 9) / 10)
+                                return -ERANGE;
+                        v = v * 10 + (uint64_t) (*p - '0');
+                }
+                uint64_t unit = 0;
+                for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+                        if (strncmp(p, units[i].suffix, strlen(units[i].suffix)) == 0) {
+                                unit = units[i].usec;
+                                p += strlen(units[i].suffix);
+                                break;
+                        }
+                if (unit == 0) {
+                        /* A bare number is seconds, but only on its own. */
+                        if (*p || total)
+                                return -EINVAL;
+                        unit = USEC_PER_SEC;
+                }
+                if (v > (UINT64_MAX - total) / unit)
+                        return -ERANGE;
+                total += v * unit;
+        }
+        *ret = total;
+        return 0;
+}

@@ -10,3 +10,5 @@ uint64_t now_usec(void);
 void format_timestamp(uint64_t usec, char ret[32]);
 /* Parses what format_timestamp() writes (fraction optional). */
 int parse_timestamp(const char *s, uint64_t *ret);
+/* "30m", "24h", "1h30m", "500ms", "10s", "2d"; a bare number is seconds. */
+int parse_duration(const char *s, uint64_t *ret);

@@ -6,6 +6,8 @@
 #include "image-import.h"
 #include "image-store.h"
 #include "json-util.h"
+#include "pod-info.h"
+#include "strv.h"
 #include "sdpod.h"
 #include "time-util.h"
 
@@ -278,7 +280,8 @@ static const char gc_usage[] =
         "Usage: sdpod image gc\n"
         "\n"
         "Removes blobs and rendered trees that no image references, and what\n"
-        "interrupted imports left behind. Waits for running imports to finish.\n";
+        "interrupted imports left behind. Trees that pods use are kept, also\n"
+        "when their image was removed. Waits for running imports to finish.\n";
 
 static int image_gc_verb(int argc, char **argv) {
         static const char *command = "sdpod image gc";
@@ -289,8 +292,15 @@ static int image_gc_verb(int argc, char **argv) {
                 return cli_usage_error(command, "takes no arguments");
         Error *err = NULL;
         _cleanup_image_store_ ImageStore *s = NULL;
+        _cleanup_pod_store_ PodStore *ps = NULL;
+        _cleanup_strv_free_ char **in_use = NULL;
         ImageGcStats st;
-        if (open_store(STORE_EXCLUSIVE, &s, &err) < 0 || image_store_gc(s, &st, &err) < 0)
+        /* The pods are read under the exclusive store lock: a prepare holds
+         * it shared until its manifest names the images it uses. */
+        if (open_store(STORE_EXCLUSIVE, &s, &err) < 0 ||
+            pod_store_open(cli.dir, false, &ps, &err) < 0 ||
+            pod_store_image_ids(ps, &in_use, &err) < 0 ||
+            image_store_gc(s, in_use, &st, &err) < 0)
                 return cli_fail(err);
         char bytes[16];
         format_bytes(st.bytes, bytes);

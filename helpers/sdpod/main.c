@@ -3,6 +3,7 @@
 #include "config.h"
 #include "macro.h"
 #include "sdpod.h"
+#include "warn.h"
 
 static const char usage[] =
         "Usage: sdpod [--dir=PATH] [--debug] COMMAND [ARGS...]\n"
@@ -10,7 +11,13 @@ static const char usage[] =
         "A daemonless, systemd-native pod runtime.\n"
         "\n"
         "Commands:\n"
-        "  image       import, list, inspect, remove and garbage-collect images\n"
+        "  image         import, list, inspect, remove and garbage-collect images\n"
+        "  prepare       prepare a pod from images; prints its UUID\n"
+        "  list          list pods\n"
+        "  status        show a pod's state, times and app exit statuses\n"
+        "  cat-manifest  print a pod's manifest\n"
+        "  rm            remove exited, prepared or failed pods\n"
+        "  gc            collect exited and failed pods\n"
         "\n"
         "Global options:\n"
         "  --dir=PATH  data directory (default: $SDPOD_DIR, or " SDPOD_DEFAULT_DIR ")\n"
@@ -22,11 +29,22 @@ static const char usage[] =
 
 static const Verb verbs[] = {
         { "image", verb_image, "manage images" },
+        { "prepare", verb_prepare, NULL },
+        { "list", verb_list, NULL },
+        { "status", verb_status, NULL },
+        { "cat-manifest", verb_cat_manifest, NULL },
+        { "rm", verb_rm, NULL },
+        { "gc", verb_gc, NULL },
         {},
 };
 
+static void print_warning(const char *message) {
+        fprintf(stderr, "%s: warning: %s\n", program_invocation_short_name, message);
+}
+
 int main(int argc, char **argv) {
         int status;
+        warn_set_handler(print_warning);
         int i = cli_parse_globals(argc, argv, usage, &status);
         if (i < 0)
                 return status;

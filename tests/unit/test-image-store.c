@@ -268,7 +268,7 @@ static void test_names_resolve_rm_gc(void) {
         s = open_store("store-names", STORE_EXCLUSIVE);
         ASSERT(mkdirat(s->tmp_fd, "import-crashed", 0700) == 0);
         ImageGcStats st;
-        ASSERT_EQ_INT(image_store_gc(s, &st, NULL), 0);
+        ASSERT_EQ_INT(image_store_gc(s, NULL, &st, NULL), 0);
         ASSERT_EQ_INT(st.blobs, 3);
         ASSERT_EQ_INT(st.trees, 1);
         ASSERT_EQ_INT(st.leftovers, 1);
@@ -278,7 +278,7 @@ static void test_names_resolve_rm_gc(void) {
         ASSERT(!image_store_has_blob(s, a.layer));
         ASSERT(image_store_has_tree(s, ib->id));
         ASSERT(!image_store_has_tree(s, ia->id));
-        ASSERT_EQ_INT(image_store_gc(s, &st, NULL), 0);
+        ASSERT_EQ_INT(image_store_gc(s, NULL, &st, NULL), 0);
         ASSERT_EQ_INT(st.blobs + st.trees + st.leftovers, 0);
         image_free(ia);
         image_free(ib);
@@ -316,7 +316,7 @@ static void test_concurrent_imports_and_gc(void) {
                         for (int k = 0; k < 3; k++) {
                                 ImageStore *s = NULL;
                                 if (image_store_open(data, true, STORE_EXCLUSIVE, &s, NULL) < 0 ||
-                                    image_store_gc(s, NULL, NULL) < 0)
+                                    image_store_gc(s, NULL, NULL, NULL) < 0)
                                         _exit(1);
                                 image_store_free(s);
                                 if (image_store_open(data, true, STORE_SHARED, &s, NULL) < 0)

@@ -1,0 +1,457 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <getopt.h>
+
+#include "app-args.h"
+#include "cli.h"
+#include "fs.h"
+#include "json-util.h"
+#include "pod-info.h"
+#include "pod-prepare.h"
+#include "sdpod.h"
+#include "time-util.h"
+
+static int open_pods(PodStore **ret, Error **err) {
+        return pod_store_open(cli.dir, cli.dir_is_default, ret, err);
+}
+
+/* Parses verbs whose only options are --help and, when format is given,
+ * --format and --no-legend. Returns the index of the first operand, or -1
+ * when the verb is done with the status in *ret_status. */
+static int parse_options(int argc, char **argv, const char *usage, OutputFormat *format, bool *legend, int *ret_status) {
+        enum { OPT_NO_LEGEND = 0x100 };
+        static const struct option all[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "format", required_argument, NULL, 'f' },
+                { "no-legend", no_argument, NULL, OPT_NO_LEGEND },
+                {},
+        };
+        static const struct option help_only[] = {
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        int c;
+        while ((c = getopt_long(argc, argv, "+h", format ? all : help_only, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        fputs(usage, stdout);
+                        *ret_status = EXIT_OK;
+                        return -1;
+                case 'f':
+                        if ((*ret_status = cli_parse_format(argv[0], optarg, format)) != 0)
+                                return -1;
+                        break;
+                case OPT_NO_LEGEND:
+                        *legend = false;
+                        break;
+                default:
+                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+                        *ret_status = EXIT_USAGE;
+                        return -1;
+                }
+        return optind;
+}
+
+/* "2026-11-21 05:44:16" (UTC) for tables; NULL for unknown. */
+static const char *table_time(uint64_t usec, char buf[32]) {
+        if (!usec)
+                return NULL;
+        format_timestamp(usec, buf);
+        buf[19] = 0;
+        buf[10] = ' ';
+        return buf;
+}
+
+static int json_add_time(struct json_object *o, const char *key, uint64_t usec) {
+        char ts[32];
+        if (!usec)
+                return json_object_object_add(o, key, NULL);
+        format_timestamp(usec, ts);
+        return json_add_string(o, key, ts);
+}
+
+/* Joins one field of every app: "web,db". */
+static char *join_apps(const PodManifest *m, bool images) {
+        char *s = NULL;
+        for (size_t i = 0; m && i < m->n_apps; i++) {
+                const char *v = images ? (m->apps[i].image_name ? m->apps[i].image_name : m->apps[i].image_id)
+                                       : m->apps[i].name;
+                char *n = NULL;
+                if (asprintf(&n, "%s%s%s", strempty(s), s ? "," : "", v) < 0) {
+                        free(s);
+                        return NULL;
+                }
+                free(s);
+                s = n;
+        }
+        return s;
+}
+
+static const char prepare_usage[] =
+        "Usage: sdpod prepare [--name=NAME] [--volume=SPEC]... IMAGE [APP OPTIONS] [-- ARGS...]\n"
+        "                     [--- IMAGE [APP OPTIONS] [-- ARGS...]]...\n"
+        "\n"
+        "Prepares a pod of one app per IMAGE and prints its UUID; start it with\n"
+        "'sdpod run-prepared UUID' or 'systemctl start pod@UUID'. IMAGE is a name,\n"
+        "an id or an id prefix of an image in the store (sdpod image list).\n"
+        "Arguments after \"--\" replace the image's command; \"---\" starts the next app.\n"
+        "\n"
+        "Pod options:\n"
+        "  --name=NAME             the pod's name (and machine name)\n"
+        "  --volume=NAME,kind=host,source=PATH[,readOnly=true]\n"
+        "  --volume=NAME,kind=empty\n"
+        "                          a volume apps can mount\n"
+        "App options (after its IMAGE, or before the first IMAGE for the first app):\n"
+        "  --app=NAME              the app's name (default: from the image name)\n"
+        "  --exec=PATH             run PATH instead of the image's entrypoint and command\n"
+        "  --set-env=NAME=VALUE    set an environment variable (repeatable)\n"
+        "  --user=USER             user (name or number) to run as\n"
+        "  --group=GROUP           group (name or number) to run as\n"
+        "  --working-dir=PATH      working directory\n"
+        "  --mount=volume=NAME,target=PATH\n"
+        "                          mount a pod volume in the app\n";
+
+static bool wants_help(int argc, char **argv) {
+        for (int i = 1; i < argc && !streq(argv[i], "--"); i++)
+                if (streq(argv[i], "--help") || streq(argv[i], "-h"))
+                        return true;
+        return false;
+}
+
+int verb_prepare(int argc, char **argv) {
+        if (wants_help(argc, argv)) {
+                fputs(prepare_usage, stdout);
+                return EXIT_OK;
+        }
+        Error *err = NULL;
+        PodArgs args = {};
+        if (pod_args_parse(argc - 1, argv + 1, true, &args, &err) < 0) {
+                int status = cli_usage_error(argv[0], "%s", err->msg);
+                error_free(err);
+                return status;
+        }
+        _cleanup_image_store_ ImageStore *is = NULL;
+        _cleanup_pod_store_ PodStore *ps = NULL;
+        _cleanup_pod_ Pod *p = NULL;
+        int r = image_store_open(cli.dir, cli.dir_is_default, STORE_SHARED, &is, &err);
+        r = r < 0 ? r : open_pods(&ps, &err);
+        r = r < 0 ? r : pod_prepare(ps, is, &args, POD_DIR_PREPARED, &p, &err);
+        pod_args_done(&args);
+        if (r < 0)
+                return cli_fail(err);
+        puts(p->uuid);
+        return EXIT_OK;
+}
+
+static struct json_object *pod_summary_json(const Pod *p, const PodInfo *info) {
+        _cleanup_json_ struct json_object *o = json_object_new_object(), *apps = json_object_new_array(),
+                                          *images = json_object_new_array();
+        if (!o || !apps || !images)
+                return NULL;
+        for (size_t i = 0; info->manifest && i < info->manifest->n_apps; i++) {
+                const PodApp *a = &info->manifest->apps[i];
+                if (json_object_array_add(apps, json_object_new_string(a->name)) < 0 ||
+                    json_object_array_add(images, json_object_new_string(a->image_name ? a->image_name : a->image_id)) < 0)
+                        return NULL;
+        }
+        if (json_add_string(o, "uuid", p->uuid) < 0 ||
+            json_object_object_add(o, "name", pod_info_name(info) ? json_object_new_string(pod_info_name(info)) : NULL) < 0 ||
+            json_add_string(o, "state", pod_state_to_string(p->state)) < 0 ||
+            json_object_object_add(o, "apps", TAKE_PTR(apps)) < 0 ||
+            json_object_object_add(o, "images", TAKE_PTR(images)) < 0 ||
+            json_add_time(o, "created", info->created_usec) < 0 ||
+            json_add_time(o, "started", info->started_usec) < 0)
+                return NULL;
+        return TAKE_PTR(o);
+}
+
+static const char list_usage[] =
+        "Usage: sdpod list [--format=table|json] [--no-legend]\n"
+        "\n"
+        "Lists the pods: UUID, name, state, apps, images, creation and start times.\n"
+        "A state is sampled: a running pod may exit right after.\n"
+        "\n"
+        "  --format=json   one JSON array of objects with the keys uuid, name, state,\n"
+        "                  apps, images, created and started (RFC 3339, UTC, or null)\n"
+        "  --no-legend     no header line in the table\n";
+
+int verb_list(int argc, char **argv) {
+        OutputFormat format = FORMAT_TABLE;
+        bool legend = true;
+        int status, i = parse_options(argc, argv, list_usage, &format, &legend, &status);
+        if (i < 0)
+                return status;
+        if (i != argc)
+                return cli_usage_error(argv[0], "takes no arguments");
+
+        Error *err = NULL;
+        _cleanup_pod_store_ PodStore *ps = NULL;
+        Pod **pods = NULL;
+        size_t n = 0;
+        if (open_pods(&ps, &err) < 0 || pod_list(ps, &pods, &n, &err) < 0)
+                return cli_fail(err);
+
+        _cleanup_json_ struct json_object *array = format == FORMAT_JSON ? json_object_new_array() : NULL;
+        _cleanup_(table_freep) Table *t = format == FORMAT_TABLE
+                ? table_new(7, "UUID", "NAME", "STATE", "APPS", "IMAGES", "CREATED", "STARTED") : NULL;
+        int r = (array || t) ? 0 : -ENOMEM;
+        for (size_t k = 0; r >= 0 && k < n; k++) {
+                PodInfo info;
+                if ((r = pod_info_read(pods[k], false, &info)) < 0)
+                        break;
+                if (array) {
+                        struct json_object *o = pod_summary_json(pods[k], &info);
+                        r = o && json_object_array_add(array, o) >= 0 ? 0 : -ENOMEM;
+                } else {
+                        char short_uuid[9], created[32], started[32];
+                        snprintf(short_uuid, sizeof(short_uuid), "%.8s", pods[k]->uuid);
+                        _cleanup_free_ char *apps = join_apps(info.manifest, false), *images = join_apps(info.manifest, true);
+                        r = table_add_row(t, short_uuid, pod_info_name(&info), pod_state_to_string(pods[k]->state), apps,
+                                          images, table_time(info.created_usec, created), table_time(info.started_usec, started));
+                }
+                pod_info_done(&info);
+        }
+        pod_list_free(pods, n);
+        if (r < 0)
+                return cli_fail(NULL);
+        if (array)
+                return cli_print_json(array);
+        table_print(t, legend);
+        return EXIT_OK;
+}
+
+static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) {
+        const PodManifest *m = info->manifest;
+        if (format == FORMAT_JSON) {
+                _cleanup_json_ struct json_object *o = pod_summary_json(p, info);
+                _cleanup_json_ struct json_object *apps = json_object_new_array();
+                if (!o || !apps)
+                        return cli_print_json(NULL);
+                for (size_t i = 0; m && i < m->n_apps; i++) {
+                        const PodAppExit *e = NULL;
+                        for (size_t k = 0; k < info->n_apps; k++)
+                                if (streq(info->apps[k].name, m->apps[i].name))
+                                        e = &info->apps[k];
+                        struct json_object *a = json_object_new_object();
+                        if (!a || json_object_array_add(apps, a) < 0 ||
+                            json_add_string(a, "name", m->apps[i].name) < 0 ||
+                            json_object_object_add(a, "image", m->apps[i].image_name ? json_object_new_string(m->apps[i].image_name) : NULL) < 0 ||
+                            json_add_string(a, "image_id", m->apps[i].image_id) < 0 ||
+                            json_object_object_add(a, "exit_status", e ? json_object_new_int(e->exit_status) : NULL) < 0 ||
+                            json_add_time(a, "exited", e ? e->exited_usec : 0) < 0)
+                                return cli_print_json(NULL);
+                }
+                if (json_object_object_add(o, "apps", TAKE_PTR(apps)) < 0 ||
+                    json_add_time(o, "exited", info->exited_usec) < 0 ||
+                    json_object_object_add(o, "manifest_error", info->manifest_error ? json_object_new_string(info->manifest_error) : NULL) < 0)
+                        return cli_print_json(NULL);
+                return cli_print_json(o);
+        }
+
+        char ts[32];
+        printf("uuid=%s\n", p->uuid);
+        if (pod_info_name(info))
+                printf("name=%s\n", pod_info_name(info));
+        printf("state=%s\n", pod_state_to_string(p->state));
+        if (info->created_usec && (format_timestamp(info->created_usec, ts), true))
+                printf("created=%s\n", ts);
+        if (info->started_usec && (format_timestamp(info->started_usec, ts), true))
+                printf("started=%s\n", ts);
+        if (info->exited_usec && (format_timestamp(info->exited_usec, ts), true))
+                printf("exited=%s\n", ts);
+        for (size_t i = 0; i < info->n_apps; i++)
+                printf("app-%s=%d\n", info->apps[i].name, info->apps[i].exit_status);
+        if (info->manifest_error)
+                printf("manifest-error=%s\n", info->manifest_error);
+        return fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
+}
+
+static const char status_usage[] =
+        "Usage: sdpod status [--format=json] [--wait[=TIMEOUT]] UUID\n"
+        "\n"
+        "Shows a pod's state, its creation, start and exit times and the exit\n"
+        "status of each app that has stopped, as KEY=VALUE lines (app-NAME=STATUS).\n"
+        "UUID may be shortened to a unique prefix.\n"
+        "\n"
+        "  --format=json     one JSON object (see sdpod(1))\n"
+        "  --wait[=TIMEOUT]  first wait until no process holds the pod: it has\n"
+        "                    exited (a prepared pod: run and exited), its\n"
+        "                    preparation ended, or its deletion finished. TIMEOUT\n"
+        "                    is a duration (30s, 5m); after it, exit status 4.\n";
+
+int verb_status(int argc, char **argv) {
+        enum { OPT_WAIT = 0x100 };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "format", required_argument, NULL, 'f' },
+                { "wait", optional_argument, NULL, OPT_WAIT },
+                {},
+        };
+        OutputFormat format = FORMAT_TABLE;
+        bool wait = false;
+        uint64_t timeout = 0;
+        int c, r;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        fputs(status_usage, stdout);
+                        return EXIT_OK;
+                case 'f':
+                        if ((r = cli_parse_format(argv[0], optarg, &format)) != 0)
+                                return r;
+                        break;
+                case OPT_WAIT:
+                        wait = true;
+                        if (optarg && parse_duration(optarg, &timeout) < 0)
+                                return cli_usage_error(argv[0], "--wait=%s: not a duration (like 30s, 5m, 1h)", optarg);
+                        break;
+                default:
+                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+                        return EXIT_USAGE;
+                }
+        if (optind != argc - 1)
+                return cli_usage_error(argv[0], optind >= argc ? "missing UUID" : "takes one UUID");
+
+        Error *err = NULL;
+        _cleanup_pod_store_ PodStore *ps = NULL;
+        _cleanup_pod_ Pod *p = NULL;
+        if (open_pods(&ps, &err) < 0 || pod_lookup(ps, argv[optind], &p, &err) < 0)
+                return cli_fail(err);
+        int status = EXIT_OK;
+        if (wait && pod_wait(ps, p, timeout, &err) < 0) {
+                if (err->code != -ETIMEDOUT)
+                        return cli_fail(err);
+                status = cli_fail(err); /* still show where it stands */
+        }
+        PodInfo info;
+        if (pod_info_read(p, true, &info) < 0)
+                return cli_fail(NULL);
+        int s = print_status(p, &info, format);
+        pod_info_done(&info);
+        return status ? status : s;
+}
+
+static const char cat_manifest_usage[] =
+        "Usage: sdpod cat-manifest UUID\n"
+        "\n"
+        "Prints a pod's manifest as stored (see sdpod-manifest(5)).\n";
+
+int verb_cat_manifest(int argc, char **argv) {
+        int status, i = parse_options(argc, argv, cat_manifest_usage, NULL, NULL, &status);
+        if (i < 0)
+                return status;
+        if (i != argc - 1)
+                return cli_usage_error(argv[0], i >= argc ? "missing UUID" : "takes one UUID");
+        Error *err = NULL;
+        _cleanup_pod_store_ PodStore *ps = NULL;
+        _cleanup_pod_ Pod *p = NULL;
+        _cleanup_free_ char *data = NULL;
+        size_t size;
+        if (open_pods(&ps, &err) < 0 || pod_lookup(ps, argv[i], &p, &err) < 0)
+                return cli_fail(err);
+        int r = read_file_at(p->fd, "pod", 16 << 20, &data, &size, &err);
+        if (r == -ENOENT) {
+                error_free(err);
+                err = NULL;
+                error_set(&err, r, "pod %s has no manifest yet (it is %s)", p->uuid, pod_state_to_string(p->state));
+        } else if (r < 0)
+                error_prefix(&err, "pod %s", p->uuid);
+        if (r < 0)
+                return cli_fail(err);
+        return fwrite(data, 1, size, stdout) == size && fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
+}
+
+static const char rm_usage[] =
+        "Usage: sdpod rm UUID...\n"
+        "\n"
+        "Removes pods now: exited, prepared and failed ones (a running pod must be\n"
+        "stopped first). Prints the UUID of each pod removed.\n";
+
+int verb_rm(int argc, char **argv) {
+        int status, i = parse_options(argc, argv, rm_usage, NULL, NULL, &status);
+        if (i < 0)
+                return status;
+        if (i >= argc)
+                return cli_usage_error(argv[0], "missing UUID");
+        Error *err = NULL;
+        _cleanup_pod_store_ PodStore *ps = NULL;
+        if (open_pods(&ps, &err) < 0)
+                return cli_fail(err);
+        status = EXIT_OK;
+        for (; i < argc; i++) {
+                _cleanup_pod_ Pod *p = NULL;
+                if (pod_lookup(ps, argv[i], &p, &err) < 0 || pod_remove(ps, p, &err) < 0) {
+                        status = cli_fail(err);
+                        err = NULL;
+                        continue;
+                }
+                puts(p->uuid);
+        }
+        return status;
+}
+
+static const char gc_usage[] =
+        "Usage: sdpod gc [--grace-period=DURATION] [--expire-prepared=DURATION] [--mark-only]\n"
+        "\n"
+        "Collects garbage, in two passes. Mark: exited pods move to exited-garbage,\n"
+        "failed preparations and expired prepared pods to garbage. Sweep: pods in\n"
+        "garbage are deleted, and those in exited-garbage once the grace period\n"
+        "since their marking has passed (sdpod status still shows them until then).\n"
+        "Each deletion runs the pod's stage1 gc entrypoint and unmounts everything\n"
+        "below the pod first. Pods busy in another process are left for next time.\n"
+        "\n"
+        "  --grace-period=DURATION     (default 30m)\n"
+        "  --expire-prepared=DURATION  prepared pods older than this are collected\n"
+        "                              (default 24h; 0 never)\n"
+        "  --mark-only                 only the mark pass\n";
+
+int verb_gc(int argc, char **argv) {
+        enum { OPT_GRACE = 0x100, OPT_EXPIRE, OPT_MARK_ONLY };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "grace-period", required_argument, NULL, OPT_GRACE },
+                { "expire-prepared", required_argument, NULL, OPT_EXPIRE },
+                { "mark-only", no_argument, NULL, OPT_MARK_ONLY },
+                {},
+        };
+        PodGcOptions o = {
+                .grace_usec = 30 * 60 * USEC_PER_SEC,
+                .expire_prepared_usec = 24 * 3600 * USEC_PER_SEC,
+                /* An embryo lives for microseconds; one this old lost its creator. */
+                .embryo_age_usec = 10 * 60 * USEC_PER_SEC,
+        };
+        int c;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        fputs(gc_usage, stdout);
+                        return EXIT_OK;
+                case OPT_GRACE:
+                case OPT_EXPIRE:
+                        if (parse_duration(optarg, c == OPT_GRACE ? &o.grace_usec : &o.expire_prepared_usec) < 0)
+                                return cli_usage_error(argv[0], "--%s=%s: not a duration (like 30s, 5m, 24h)",
+                                                       c == OPT_GRACE ? "grace-period" : "expire-prepared", optarg);
+                        break;
+                case OPT_MARK_ONLY:
+                        o.mark_only = true;
+                        break;
+                default:
+                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+                        return EXIT_USAGE;
+                }
+        if (optind != argc)
+                return cli_usage_error(argv[0], "takes no arguments");
+
+        Error *err = NULL;
+        _cleanup_pod_store_ PodStore *ps = NULL;
+        PodGcStats st;
+        if (open_pods(&ps, &err) < 0 || pod_gc(ps, &o, &st, &err) < 0)
+                return cli_fail(err);
+        printf("marked %u exited and %u failed pods, expired %u prepared pods, removed %u pods",
+               st.marked_exited, st.marked_failed, st.expired_prepared, st.removed);
+        if (st.busy)
+                printf(", %u busy (left for the next gc)", st.busy);
+        if (st.failed)
+                printf(", %u could not be removed", st.failed);
+        printf("\n");
+        return st.failed ? EXIT_ERROR : EXIT_OK;
+}

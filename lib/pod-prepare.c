@@ -1,0 +1,206 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <ctype.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "digest.h"
+#include "fs.h"
+#include "pod-prepare.h"
+#include "stage1.h"
+#include "strv.h"
+#include "time-util.h"
+#include "tree.h"
+
+bool pod_name_is_valid(const char *name) {
+        size_t n = strlen(name);
+        if (n == 0 || n > 64 || name[0] == '-' || name[0] == '.')
+                return false;
+        for (const char *c = name; *c; c++)
+                if (!isalnum((unsigned char) *c) && !strchr("_.-", *c))
+                        return false;
+        return true;
+}
+
+/* "docker.io/library/busybox:1.36" -> "busybox": the last path component
+ * without its tag, made an ACName. */
+static int default_app_name(const char *image_name, char **ret) {
+        const char *base = image_name ? strrchr(image_name, '/') : NULL;
+        base = base ? base + 1 : strempty(image_name);
+        size_t n = strcspn(base, ":@");
+        _cleanup_free_ char *name = malloc(n + 1);
+        if (!name)
+                return -ENOMEM;
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+                char c = (char) tolower((unsigned char) base[i]);
+                if (!isalnum((unsigned char) c) || !isascii(c))
+                        c = '-';
+                if (c == '-' && (k == 0 || name[k - 1] == '-'))
+                        continue;
+                name[k++] = c;
+        }
+        while (k > 0 && name[k - 1] == '-')
+                k--;
+        name[k] = 0;
+        if (k == 0 || k > 64)
+                return (*ret = strdup("app")) ? 0 : -ENOMEM;
+        *ret = TAKE_PTR(name);
+        return 0;
+}
+
+/* entrypoint + command, as docker combines them: --exec replaces the
+ * entrypoint (and, as docker's --entrypoint does, the image's command);
+ * arguments after "--" replace the command. */
+static int compose_exec(const AppArgs *a, const Image *im, char ***ret) {
+        _cleanup_strv_free_ char **exec = NULL;
+        char *const *entry = im->app.entrypoint, *const *cmd = im->app.cmd;
+        char *const exec_only[] = { a->exec, NULL };
+        if (a->exec) {
+                entry = exec_only;
+                cmd = NULL;
+        }
+        if (a->have_args)
+                cmd = a->args;
+        for (char *const *i = entry; i && *i; i++)
+                if (strv_push(&exec, *i) < 0)
+                        return -ENOMEM;
+        for (char *const *i = cmd; i && *i; i++)
+                if (strv_push(&exec, *i) < 0)
+                        return -ENOMEM;
+        *ret = TAKE_PTR(exec);
+        return 0;
+}
+
+static int add_volumes(PodManifest *m, const PodArgs *args, Error **err) {
+        for (size_t i = 0; i < args->n_volumes; i++) {
+                const VolumeArg *v = &args->volumes[i];
+                if (v->kind == POD_VOLUME_HOST) {
+                        if (v->source[0] != '/')
+                                return error_set(err, -EINVAL, "volume %s: source \"%s\" is not an absolute path", v->name, v->source);
+                        if (access(v->source, F_OK) < 0)
+                                return error_sys(err, errno == ENOENT ? -ENOENT : -errno, "volume %s: source %s", v->name, v->source);
+                }
+                PodVolume pv = { .name = v->name, .kind = v->kind, .source = v->source, .read_only = v->read_only, .mode = 0755 };
+                int r = pod_manifest_add_volume(m, &pv, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, Error **err) {
+        _cleanup_image_ Image *im = NULL;
+        int r = image_store_resolve(is, a->image, &im, err);
+        if (r < 0)
+                return r;
+
+        const char *image_name = im->names && im->names[0] ? im->names[0] : NULL;
+        _cleanup_free_ char *name = NULL;
+        if (a->name) {
+                if (!pod_app_name_is_valid(a->name))
+                        return error_set(err, -EINVAL, "--app=%s: an app name is lowercase letters, digits and single dashes "
+                                         "between them (at most 64)", a->name);
+        } else if (default_app_name(image_name, &name) < 0)
+                return error_sys(err, -ENOMEM, "image %s", a->image);
+        const char *app_name = a->name ? a->name : name;
+        if (pod_manifest_find_app(m, app_name))
+                return error_set(err, -EEXIST, "two apps would be called \"%s\": name one of them with --app=NAME", app_name);
+
+        _cleanup_strv_free_ char **exec = NULL, **env = NULL;
+        if (compose_exec(a, im, &exec) < 0 || !(env = strv_copy(im->app.env ? im->app.env : (char *[]) { NULL })))
+                return error_sys(err, -ENOMEM, "image %s", a->image);
+        for (char **i = a->environment; i && *i; i++)
+                if (strv_push(&env, *i) < 0)
+                        return error_sys(err, -ENOMEM, "image %s", a->image);
+        if (!exec || !exec[0])
+                return error_set(err, -EINVAL, "image %s has no command: give one with --exec=PATH or after \"--\"", a->image);
+
+        PodMount mounts[a->n_mounts + 1];
+        for (size_t i = 0; i < a->n_mounts; i++)
+                mounts[i] = (PodMount) { .volume = a->mounts[i].volume, .path = a->mounts[i].target };
+        PodAppSpec spec = {
+                .name = app_name,
+                .image_name = image_name,
+                .image_id = im->id,
+                .exec = exec,
+                .user = a->user ? a->user : im->app.user,
+                .group = a->group ? a->group : im->app.group,
+                .working_directory = a->working_dir ? a->working_dir : im->app.working_dir,
+                .environment = env,
+                .mounts = mounts,
+                .n_mounts = a->n_mounts,
+        };
+        r = pod_manifest_add_app(m, &spec, err);
+        return r < 0 ? error_prefix(err, "app %s (image %s)", app_name, a->image) : 0;
+}
+
+int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **ret, Error **err) {
+        _cleanup_pod_manifest_ PodManifest *m = NULL;
+        int r = pod_manifest_new(&m);
+        if (r < 0)
+                return error_sys(err, r, "pod manifest");
+        if (args->name) {
+                if (!pod_name_is_valid(args->name))
+                        return error_set(err, -EINVAL, "--name=%s: a pod name is 1 to 64 letters, digits, '_', '.' and '-', "
+                                         "not starting with '-' or '.'", args->name);
+                if ((r = pod_manifest_set_annotation(m, POD_ANNOTATION_NAME, args->name, err)) < 0)
+                        return r;
+        }
+        char created[32];
+        format_timestamp(now_usec(), created);
+        if ((r = pod_manifest_set_annotation(m, POD_ANNOTATION_CREATED, created, err)) < 0)
+                return r;
+        if ((r = add_volumes(m, args, err)) < 0)
+                return r;
+        for (size_t i = 0; i < args->n_apps; i++)
+                if ((r = add_app(m, is, &args->apps[i], err)) < 0)
+                        return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+int pod_render_app(int pod_fd, ImageStore *is, const PodApp *app, Error **err) {
+        int r;
+        if (!image_store_has_tree(is, app->image_id)) {
+                /* Removed by image gc after the image was (its record is
+                 * the recipe): render it again. */
+                _cleanup_image_ Image *im = NULL;
+                if ((r = image_store_load(is, digest_hex(app->image_id), &im, err)) < 0 ||
+                    (r = tree_render(is, im, -1, err)) < 0)
+                        return error_prefix(err, "app %s", app->name);
+        }
+        static const char *const dirs[][2] = {
+                { "apps/", "/upper" },
+                { "apps/", "/work" },
+                { "stage1/rootfs/opt/stage2/", "/rootfs" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                char path[128];
+                snprintf(path, sizeof(path), "%s%s%s", dirs[i][0], app->name, dirs[i][1]);
+                _cleanup_close_ int fd = mkdir_p_in_root(pod_fd, path, 0755, false);
+                if (fd < 0)
+                        return error_sys(err, fd, "app %s: cannot create %s", app->name, path);
+        }
+        return 0;
+}
+
+int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target, Pod **ret, Error **err) {
+        _cleanup_pod_manifest_ PodManifest *m = NULL;
+        int r = pod_manifest_from_args(is, args, &m, err);
+        if (r < 0)
+                return r;
+
+        _cleanup_pod_ Pod *p = NULL;
+        if ((r = pod_create(ps, &p, err)) < 0)
+                return r;
+        if ((r = pod_manifest_write_at(p->fd, "pod", m, err)) < 0 ||
+            (r = stage1_render(p->fd, err)) < 0)
+                return error_prefix(err, "pod %s", p->uuid);
+        for (size_t i = 0; i < m->n_apps; i++)
+                if ((r = pod_render_app(p->fd, is, &m->apps[i], err)) < 0)
+                        return error_prefix(err, "pod %s", p->uuid);
+        if ((r = pod_finish_prepare(ps, p, target, err)) < 0)
+                return r;
+        *ret = TAKE_PTR(p);
+        return 0;
+}

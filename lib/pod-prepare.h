@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* sdpod prepare (and the first half of sdpod run): from a command line to a
+ * pod directory with a manifest, a stage1 and the apps' roots. */
+
+#include "app-args.h"
+#include "error.h"
+#include "image-store.h"
+#include "pod-manifest.h"
+#include "pod.h"
+
+/* Builds and validates the manifest of args: resolves each image in the
+ * store and starts each app from the image's defaults (entrypoint, command,
+ * environment, user, group, working directory), with the flags on top. */
+int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **ret, Error **err);
+
+/* Prepares a pod. Everything that can be checked before the pod exists is
+ * (images, flags, manifest, volume sources): bad input creates nothing.
+ * Then the pod is created, its manifest written, its stage1 and app roots
+ * rendered, and it is moved to target: PREPARED (the lock is dropped with
+ * the returned Pod) or RUN (the caller keeps the lock while the pod runs).
+ * A failure after creation leaves the pod in prepare/, unlocked once the
+ * Pod is freed: prepare-failed, which gc collects. The image store must be
+ * open STORE_SHARED, so that image gc cannot remove a tree between the
+ * moment it is chosen and the moment the manifest names it. */
+int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target, Pod **ret, Error **err);
+
+/* Renders one app's root into a pod directory: makes sure the image's tree
+ * exists, and creates the app's overlay directories (apps/NAME/upper and
+ * work) and its mount point stage1/rootfs/opt/stage2/NAME/rootfs. The app's
+ * root is an overlay of the shared tree, mounted when the pod runs. */
+int pod_render_app(int pod_fd, ImageStore *is, const PodApp *app, Error **err);
+
+/* A pod name (--name): 1 to 64 of [A-Za-z0-9_.-], not starting with '-'
+ * or '.'; it becomes the pod's machine name. */
+bool pod_name_is_valid(const char *name);
