@@ -469,8 +469,8 @@ static int explain_not_startable(PodStore *s, const char *uuid, Error **err) {
                 return error_set(err, -EALREADY, "pod %s was already started (it is %s)", uuid, pod_state_names[p->state]);
         case POD_DIR_GARBAGE:
                 return error_set(err, -ENOENT, "pod %s was garbage-collected (it is %s)", uuid, pod_state_names[p->state]);
-        case POD_DIR_PREPARED:
-                return -EBUSY; /* still there: locked by another process */
+        case POD_DIR_PREPARED: /* still there: locked by another process */
+                return error_set(err, -EBUSY, "pod %s is being started or removed by another process", uuid);
         default:
                 return error_set(err, -EBUSY, "pod %s is not prepared (it is %s)", uuid, pod_state_names[p->state]);
         }
@@ -490,8 +490,7 @@ int pod_start_prepared(PodStore *s, const char *uuid, Pod **ret, Error **err) {
                 /* Another starter (or rm, or gc) holds it for the moment of
                  * its rename: wait for that, then say what happened. */
                 (void) wait_for_move(s, p, 5000);
-                r = explain_not_startable(s, uuid, err);
-                return r == -EBUSY ? error_set(err, -EBUSY, "pod %s is being started or removed by another process", uuid) : r;
+                return explain_not_startable(s, uuid, err);
         }
         if (r < 0)
                 return error_sys(err, r, "cannot lock pod %s", uuid);
