@@ -149,7 +149,8 @@ static int set_once(char **field, const char *option, const char *value, const A
 static int apply_option(PodArgs *pod, AppArgs *app, const char *option, const char *value, Error **err) {
         int r;
         if (streq(option, "name")) {
-                free(pod->name);
+                if (pod->name)
+                        return error_set(err, -EINVAL, "--name given twice");
                 return (pod->name = strdup(value)) ? 0 : error_sys(err, -ENOMEM, "--name");
         }
         if (streq(option, "volume")) {

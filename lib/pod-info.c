@@ -127,7 +127,7 @@ int pod_store_image_ids(PodStore *s, char ***ret, Error **err) {
                 if (k < 0 && k != -ENOENT)
                         /* Its apps are unknown: keeping everything is the
                          * only safe answer. */
-                        r = error_set(err, k, "pod %s: %s; not collecting image trees", pods[i]->uuid, e->msg);
+                        r = error_set(err, k, "pod %s: %s; cannot tell which image trees it uses", pods[i]->uuid, e->msg);
                 error_free(e);
                 for (size_t j = 0; m && r >= 0 && j < m->n_apps; j++)
                         if (!strv_contains(ids, m->apps[j].image_id))

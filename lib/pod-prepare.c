@@ -39,10 +39,12 @@ static int default_app_name(const char *image_name, char **ret) {
                         continue;
                 name[k++] = c;
         }
+        if (k > 64)
+                k = 64;
         while (k > 0 && name[k - 1] == '-')
                 k--;
         name[k] = 0;
-        if (k == 0 || k > 64)
+        if (k == 0)
                 return (*ret = strdup("app")) ? 0 : -ENOMEM;
         *ret = TAKE_PTR(name);
         return 0;
@@ -71,6 +73,16 @@ static int compose_exec(const AppArgs *a, const Image *im, char ***ret) {
         return 0;
 }
 
+/* What the manifest refuses while it is built from a command line came
+ * from that command line: a usage error, not corrupt input. */
+static int as_usage_error(Error **err, int r) {
+        if (r != -EBADMSG && r != -EEXIST)
+                return r;
+        if (err && *err)
+                (*err)->code = -EINVAL;
+        return -EINVAL;
+}
+
 static int add_volumes(PodManifest *m, const PodArgs *args, Error **err) {
         for (size_t i = 0; i < args->n_volumes; i++) {
                 const VolumeArg *v = &args->volumes[i];
@@ -83,7 +95,7 @@ static int add_volumes(PodManifest *m, const PodArgs *args, Error **err) {
                 PodVolume pv = { .name = v->name, .kind = v->kind, .source = v->source, .read_only = v->read_only, .mode = 0755 };
                 int r = pod_manifest_add_volume(m, &pv, err);
                 if (r < 0)
-                        return r;
+                        return as_usage_error(err, error_prefix(err, "--volume=%s", v->name));
         }
         return 0;
 }
@@ -104,7 +116,7 @@ static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, Error **err
                 return error_sys(err, -ENOMEM, "image %s", a->image);
         const char *app_name = a->name ? a->name : name;
         if (pod_manifest_find_app(m, app_name))
-                return error_set(err, -EEXIST, "two apps would be called \"%s\": name one of them with --app=NAME", app_name);
+                return error_set(err, -EINVAL, "two apps would be called \"%s\": name one of them with --app=NAME", app_name);
 
         _cleanup_strv_free_ char **exec = NULL, **env = NULL;
         if (compose_exec(a, im, &exec) < 0 || !(env = strv_copy(im->app.env ? im->app.env : (char *[]) { NULL })))
@@ -131,7 +143,7 @@ static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, Error **err
                 .n_mounts = a->n_mounts,
         };
         r = pod_manifest_add_app(m, &spec, err);
-        return r < 0 ? error_prefix(err, "app %s (image %s)", app_name, a->image) : 0;
+        return r < 0 ? as_usage_error(err, error_prefix(err, "app %s (image %s)", app_name, a->image)) : 0;
 }
 
 int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **ret, Error **err) {

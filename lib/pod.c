@@ -552,7 +552,9 @@ static int pod_destroy(PodStore *s, Pod *p, Error **err) {
         return 0;
 }
 
-int pod_remove(PodStore *s, Pod *p, Error **err) {
+/* One attempt of pod_remove(); -EAGAIN (without a message) when the pod
+ * moved while we waited for its lock. */
+static int pod_remove_once(PodStore *s, Pod *p, Error **err) {
         int r = pod_refresh(s, p, err);
         if (r < 0)
                 return r;
@@ -563,7 +565,7 @@ int pod_remove(PodStore *s, Pod *p, Error **err) {
         case POD_STATE_PREPARING:
                 return error_set(err, -EBUSY, "pod %s is being prepared", p->uuid);
         case POD_STATE_RUNNING:
-                return error_set(err, -EBUSY, "pod %s is running; stop it first (sdpod stop)", p->uuid);
+                return error_set(err, -EBUSY, "pod %s is running; it must exit before it can be removed", p->uuid);
         case POD_STATE_EXITED_DELETING:
         case POD_STATE_PREPARE_FAILED_DELETING:
                 return error_set(err, -EBUSY, "pod %s is being deleted by another process", p->uuid);
@@ -594,13 +596,27 @@ int pod_remove(PodStore *s, Pod *p, Error **err) {
         if (r == -EBUSY)
                 return error_set(err, r, "pod %s is busy: another process is starting or deleting it", p->uuid);
         if (r == -ENOENT)
-                return error_set(err, r, "pod %s was removed or moved by another process", p->uuid);
+                return -EAGAIN;
         if (r < 0)
                 return error_sys(err, r, "cannot lock pod %s", p->uuid);
         if (to != p->dir && (r = pod_move(s, p, to, true)) < 0)
                 return r == -ENOENT ? error_set(err, r, "pod %s was moved by another process", p->uuid)
                                     : error_sys(err, r, "cannot move pod %s to %s/", p->uuid, pod_dir_names[to]);
         return pod_destroy(s, p, err);
+}
+
+int pod_remove(PodStore *s, Pod *p, Error **err) {
+        for (unsigned attempt = 0;; attempt++) {
+                int r = pod_remove_once(s, p, err);
+                if (r != -EAGAIN)
+                        return r;
+                /* gc's mark held a shared lock across its rename, or
+                 * another rm deleted it: follow the pod and try again. */
+                (void) flock(p->fd, LOCK_UN);
+                p->lock = 0;
+                if (attempt == 3)
+                        return error_set(err, -EBUSY, "pod %s keeps being moved by other processes", p->uuid);
+        }
 }
 
 /* ---- garbage collection ---- */

@@ -125,9 +125,9 @@ int pod_refresh(PodStore *s, Pod *p, Error **err);
 int pod_list(PodStore *s, Pod ***ret, size_t *ret_n, Error **err);
 void pod_list_free(Pod **l, size_t n);
 
-/* Blocks until the process bound to p's state lets go: a preparing pod is
- * prepared or failed, a running pod has exited, a deletion has finished; a
- * prepared pod is waited for until it has run and exited. Wakes on the
+/* Blocks until the pod has exited: a preparing or prepared pod until it has
+ * run and exited (or its preparation failed), a running pod until it
+ * exits; a pod being deleted until it is gone (-ENOENT). Wakes on the
  * kernel's release of the lock (blocking flock) or on the rename that ends
  * a lock-less state (inotify), never by polling. timeout_usec 0 waits for
  * ever; on timeout -ETIMEDOUT. The end state is sampled into p. Uses

@@ -90,9 +90,9 @@ static const char prepare_usage[] =
         "Usage: sdpod prepare [--name=NAME] [--volume=SPEC]... IMAGE [APP OPTIONS] [-- ARGS...]\n"
         "                     [--- IMAGE [APP OPTIONS] [-- ARGS...]]...\n"
         "\n"
-        "Prepares a pod of one app per IMAGE and prints its UUID; start it with\n"
-        "'sdpod run-prepared UUID' or 'systemctl start pod@UUID'. IMAGE is a name,\n"
-        "an id or an id prefix of an image in the store (sdpod image list).\n"
+        "Prepares a pod of one app per IMAGE and prints its UUID. (Starting a\n"
+        "prepared pod is not part of this version yet.) IMAGE is a name, an id\n"
+        "or an id prefix of an image in the store (sdpod image list).\n"
         "Arguments after \"--\" replace the image's command; \"---\" starts the next app.\n"
         "\n"
         "Pod options:\n"
@@ -273,10 +273,12 @@ static const char status_usage[] =
         "UUID may be shortened to a unique prefix.\n"
         "\n"
         "  --format=json     one JSON object (see sdpod(1))\n"
-        "  --wait[=TIMEOUT]  first wait until no process holds the pod: it has\n"
-        "                    exited (a prepared pod: run and exited), its\n"
-        "                    preparation ended, or its deletion finished. TIMEOUT\n"
-        "                    is a duration (30s, 5m); after it, exit status 4.\n";
+        "  --wait[=TIMEOUT]  first wait until the pod has exited: a preparing or\n"
+        "                    prepared pod until it has run and exited (or its\n"
+        "                    preparation failed); a pod being deleted until it is\n"
+        "                    gone (exit status 3). TIMEOUT is a duration (30s, 5m;\n"
+        "                    write --wait=TIMEOUT; 0 waits for ever); when it\n"
+        "                    passes, the status is printed and the exit status is 4.\n";
 
 int verb_status(int argc, char **argv) {
         enum { OPT_WAIT = 0x100 };
@@ -363,8 +365,9 @@ int verb_cat_manifest(int argc, char **argv) {
 static const char rm_usage[] =
         "Usage: sdpod rm UUID...\n"
         "\n"
-        "Removes pods now: exited, prepared and failed ones (a running pod must be\n"
-        "stopped first). Prints the UUID of each pod removed.\n";
+        "Removes pods now: exited, prepared and failed ones (a running pod must\n"
+        "exit first). Prints the UUID of each pod removed; exits with the status\n"
+        "of the first failure.\n";
 
 int verb_rm(int argc, char **argv) {
         int status, i = parse_options(argc, argv, rm_usage, NULL, NULL, &status);
@@ -380,7 +383,8 @@ int verb_rm(int argc, char **argv) {
         for (; i < argc; i++) {
                 _cleanup_pod_ Pod *p = NULL;
                 if (pod_lookup(ps, argv[i], &p, &err) < 0 || pod_remove(ps, p, &err) < 0) {
-                        status = cli_fail(err);
+                        int s = cli_fail(err);
+                        status = status ?: s; /* the first failure's, as image rm */
                         err = NULL;
                         continue;
                 }

@@ -100,6 +100,7 @@ static void test_errors(void) {
                 { { "img", "--bogus=1", NULL }, "unknown option \"--bogus=1\"" },
                 { { "img", "--app", NULL }, "option --app needs a value" },
                 { { "img", "--app=a", "--app=b", NULL }, "--app given twice" },
+                { { "--name=a", "img", "--name=b", NULL }, "--name given twice" },
                 { { "img", "--set-env=NOVALUE", NULL }, "--set-env=NOVALUE: expected NAME=VALUE" },
                 { { "img", "--set-env==x", NULL }, "expected NAME=VALUE" },
                 { { "--volume=v", "img", NULL }, "needs source=PATH" },
