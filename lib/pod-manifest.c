@@ -525,6 +525,10 @@ static int check_mounts(const Checker *c, struct json_object *entry, const Path 
                         return r;
                 if (!json_object_object_get_ex(volumes, mount->volume, NULL))
                         return bad(c, KEY(ep, "volume"), "no volume \"%s\" in the pod", mount->volume);
+                /* Two mounts on one path: only the last would be visible. */
+                for (size_t k = 0; k < a->n_mounts; k++)
+                        if (streq(a->mounts[k].path, mount->path))
+                                return bad(c, KEY(ep, "path"), "\"%s\" is already the path of mounts[%zu]", mount->path, k);
                 a->n_mounts++;
         }
         return 0;

@@ -384,6 +384,9 @@ static const struct {
         { ONE_APP("", ",\"mounts\":[{\"volume\":\"v\",\"path\":\"/d\"},{\"volume\":\"v\",\"path\":\"d\"}]")
           ",\"volumes\":[{\"name\":\"v\",\"kind\":\"empty\"}]}", -EBADMSG,
           WHAT ": apps[0].mounts[1].path: \"d\": must be an absolute path" },
+        { ONE_APP("", ",\"mounts\":[{\"volume\":\"v\",\"path\":\"/d\"},{\"volume\":\"w\",\"path\":\"/d\"}]")
+          ",\"volumes\":[{\"name\":\"v\",\"kind\":\"empty\"},{\"name\":\"w\",\"kind\":\"empty\"}]}", -EBADMSG,
+          WHAT ": apps[0].mounts[1].path: \"/d\" is already the path of mounts[0]" },
         { ONE_APP("", ",\"mounts\":[{\"volume\":\"v\"}]") ",\"volumes\":[{\"name\":\"v\",\"kind\":\"empty\"}]}",
           -EBADMSG, WHAT ": apps[0].mounts[0].path: missing" },
         { ONE_APP("", ",\"annotations\":[{\"name\":\"a\",\"value\":\"1\"},{\"name\":\"a\",\"value\":\"2\"}]") "}",
