@@ -80,13 +80,13 @@ static int read_app_exits(Pod *p, PodInfo *info) {
         return 0;
 }
 
+/* The file's modification time: stat is cheaper than reading and parsing
+ * its content, which says the same (list reads this for every pod). */
 static int read_timestamp_file(int dirfd, const char *name, uint64_t *ret) {
-        _cleanup_free_ char *s = NULL;
-        if (read_file_at(dirfd, name, 64, &s, NULL, NULL) < 0)
+        struct stat st;
+        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
                 return 0; /* absent: not started */
-        s[strcspn(s, "\n")] = 0;
-        if (parse_timestamp(s, ret) < 0)
-                *ret = 0;
+        *ret = timespec_to_usec(&st.st_mtim);
         return 0;
 }
 
@@ -113,30 +113,36 @@ int pod_info_read(Pod *p, bool with_app_exits, PodInfo *ret) {
         return 0;
 }
 
+typedef struct ImageIds {
+        char **ids;
+        Error **err;
+} ImageIds;
+
+static int collect_image_ids(PodStore *s, Pod *p, void *userdata) {
+        ImageIds *c = userdata;
+        _cleanup_pod_manifest_ PodManifest *m = NULL;
+        Error *e = NULL;
+        int r = pod_manifest_read_at(p->fd, "pod", "pod manifest", &m, &e);
+        if (r < 0 && r != -ENOENT)
+                /* Its apps are unknown: keeping everything is the only
+                 * safe answer. */
+                r = error_set(c->err, r, "pod %s: %s; cannot tell which image trees it uses", p->uuid, e->msg);
+        error_free(e);
+        if (r == -ENOENT)
+                return 0; /* no manifest yet: prepare holds the image store lock */
+        for (size_t j = 0; r >= 0 && j < m->n_apps; j++)
+                if (!strv_contains(c->ids, m->apps[j].image_id) && strv_push(&c->ids, m->apps[j].image_id) < 0)
+                        r = error_sys(c->err, -ENOMEM, "pods");
+        return r;
+}
+
 int pod_store_image_ids(PodStore *s, char ***ret, Error **err) {
-        Pod **pods = NULL;
-        size_t n = 0;
-        int r = pod_list(s, &pods, &n, err);
-        if (r < 0)
+        ImageIds c = { .err = err };
+        int r = pod_foreach(s, collect_image_ids, &c, err);
+        if (r < 0) {
+                strv_free(c.ids);
                 return r;
-        _cleanup_strv_free_ char **ids = NULL;
-        for (size_t i = 0; r >= 0 && i < n; i++) {
-                PodManifest *m = NULL;
-                Error *e = NULL;
-                int k = pod_manifest_read_at(pods[i]->fd, "pod", "pod manifest", &m, &e);
-                if (k < 0 && k != -ENOENT)
-                        /* Its apps are unknown: keeping everything is the
-                         * only safe answer. */
-                        r = error_set(err, k, "pod %s: %s; cannot tell which image trees it uses", pods[i]->uuid, e->msg);
-                error_free(e);
-                for (size_t j = 0; m && r >= 0 && j < m->n_apps; j++)
-                        if (!strv_contains(ids, m->apps[j].image_id))
-                                r = strv_push(&ids, m->apps[j].image_id) < 0 ? error_sys(err, -ENOMEM, "pods") : 0;
-                pod_manifest_free(m);
         }
-        pod_list_free(pods, n);
-        if (r < 0)
-                return r;
-        *ret = TAKE_PTR(ids);
+        *ret = c.ids;
         return 0;
 }

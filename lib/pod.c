@@ -126,12 +126,6 @@ void pod_free(Pod *p) {
         free(p);
 }
 
-void pod_list_free(Pod **l, size_t n) {
-        for (size_t i = 0; i < n; i++)
-                pod_free(l[i]);
-        free(l);
-}
-
 char *pod_path(const PodStore *s, const Pod *p) {
         char *path = NULL;
         if (asprintf(&path, "%s/pods/%s/%s", s->root, pod_dir_names[p->dir], p->uuid) < 0)
@@ -187,8 +181,8 @@ static void warn_stray(PodStore *s, PodDir d, const char *name) {
 
 /* Finds the pod by its full UUID, scanning the state directories in the
  * order pods move through them, so a pod that moves meanwhile is found. */
-static int pod_find(PodStore *s, const char *uuid, Pod **ret) {
-        for (PodDir d = 0; d < _POD_DIR_MAX; d++) {
+static int pod_find_from(PodStore *s, const char *uuid, PodDir from, Pod **ret) {
+        for (PodDir d = from; d < _POD_DIR_MAX; d++) {
                 Pod *p = NULL;
                 int r = pod_open(s, d, uuid, &p);
                 if (r == -ENOENT)
@@ -207,6 +201,10 @@ static int pod_find(PodStore *s, const char *uuid, Pod **ret) {
                 return 0;
         }
         return -ENOENT;
+}
+
+static int pod_find(PodStore *s, const char *uuid, Pod **ret) {
+        return pod_find_from(s, uuid, 0, ret);
 }
 
 typedef int (*EntryFunc)(PodStore *s, PodDir d, const char *name, void *userdata);
@@ -314,72 +312,66 @@ int pod_refresh(PodStore *s, Pod *p, Error **err) {
         return error_set(err, -ENOENT, "pod %s was removed", p->uuid);
 }
 
-typedef struct PodCollection {
-        Pod **pods;
-        size_t n, allocated;
-} PodCollection;
+typedef struct PodName {
+        char uuid[UUID_STRING_MAX];
+        PodDir dir;
+} PodName;
 
-static int collect_pod(PodStore *s, PodDir d, const char *name, void *userdata) {
-        PodCollection *c = userdata;
-        Pod *p = NULL;
-        int r = pod_open(s, d, name, &p);
-        if (r == -ENOENT)
-                return 0; /* moved on: a later directory has it, or deleted */
-        if (r == -ENOTDIR) {
-                warn_stray(s, d, name);
-                return 0;
-        }
-        if (r < 0)
-                return r;
-        if ((r = pod_probe(p)) < 0) {
-                pod_free(p);
-                return r;
-        }
+typedef struct PodNames {
+        PodName *names;
+        size_t n, allocated;
+} PodNames;
+
+static int collect_name(PodStore *s, PodDir d, const char *name, void *userdata) {
+        PodNames *c = userdata;
         if (c->n == c->allocated) {
-                size_t n = c->allocated ? c->allocated * 2 : 64;
-                Pod **l = realloc(c->pods, n * sizeof(Pod *));
-                if (!l) {
-                        pod_free(p);
+                size_t n = c->allocated ? c->allocated * 2 : 256;
+                PodName *l = reallocarray(c->names, n, sizeof(PodName));
+                if (!l)
                         return -ENOMEM;
-                }
-                c->pods = l;
+                c->names = l;
                 c->allocated = n;
         }
-        c->pods[c->n++] = p;
+        snprintf(c->names[c->n].uuid, UUID_STRING_MAX, "%s", name);
+        c->names[c->n++].dir = d;
         return 0;
 }
 
 /* By UUID; a pod seen twice (it moved during the scan) sorts its later
  * directory last, which is the one kept. */
-static int pod_compare(const void *a, const void *b) {
-        const Pod *x = *(Pod *const *) a, *y = *(Pod *const *) b;
+static int pod_name_compare(const void *a, const void *b) {
+        const PodName *x = a, *y = b;
         int c = strcmp(x->uuid, y->uuid);
         return c ? c : (int) x->dir - (int) y->dir;
 }
 
-int pod_list(PodStore *s, Pod ***ret, size_t *ret_n, Error **err) {
-        PodCollection c = {};
+int pod_foreach(PodStore *s, PodFunc f, void *userdata, Error **err) {
+        /* Names first, pods one at a time after: a store of many pods must
+         * not need a file descriptor per pod. */
+        PodNames c = {};
         int r = 0;
         for (PodDir d = 0; d < _POD_DIR_MAX && r >= 0; d++)
-                if ((r = pod_dir_foreach(s, d, collect_pod, &c)) < 0)
+                if ((r = pod_dir_foreach(s, d, collect_name, &c)) < 0)
                         error_sys(err, r, "cannot read %s/pods/%s", s->root, pod_dir_names[d]);
-        if (r < 0) {
-                pod_list_free(c.pods, c.n);
-                return r;
-        }
-        if (c.n > 0)
-                qsort(c.pods, c.n, sizeof(Pod *), pod_compare);
-        size_t n = 0;
-        for (size_t i = 0; i < c.n; i++) {
-                if (i + 1 < c.n && streq(c.pods[i]->uuid, c.pods[i + 1]->uuid)) {
-                        pod_free(c.pods[i]);
+        if (r >= 0 && c.n > 0)
+                qsort(c.names, c.n, sizeof(PodName), pod_name_compare);
+        for (size_t i = 0; r >= 0 && i < c.n; i++) {
+                if (i + 1 < c.n && streq(c.names[i].uuid, c.names[i + 1].uuid))
                         continue;
+                Pod *p = NULL;
+                /* Where the scan saw it, or further on if it moved since. */
+                int k = pod_find_from(s, c.names[i].uuid, c.names[i].dir, &p);
+                if (k == -ENOENT)
+                        continue; /* deleted meanwhile */
+                if (k < 0) {
+                        r = error_sys(err, k, "pod %s", c.names[i].uuid);
+                        break;
                 }
-                c.pods[n++] = c.pods[i];
+                r = f(s, p, userdata);
+                pod_free(p);
         }
-        *ret = c.pods;
-        *ret_n = n;
-        return 0;
+        free(c.names);
+        return r;
 }
 
 /* The one way a pod changes state: rename(2) between state directories.

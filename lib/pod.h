@@ -119,11 +119,13 @@ int pod_lookup(PodStore *s, const char *ref, Pod **ret, Error **err);
  * is gone. A state whose lock we hold is not probed. */
 int pod_refresh(PodStore *s, Pod *p, Error **err);
 
-/* Every pod, sampled, sorted by UUID. Entries
- * of the state directories that are not pods are reported with warn() and
- * skipped. */
-int pod_list(PodStore *s, Pod ***ret, size_t *ret_n, Error **err);
-void pod_list_free(Pod **l, size_t n);
+/* Calls f for every pod, sorted by UUID, each once, with its directory open
+ * and its state sampled. The Pod is freed when f returns: only one pod
+ * directory is open at a time, however many pods there are. Entries of
+ * the state directories that are not pods are reported with warn() and
+ * skipped. A negative return of f stops the walk and is returned. */
+typedef int (*PodFunc)(PodStore *s, Pod *p, void *userdata);
+int pod_foreach(PodStore *s, PodFunc f, void *userdata, Error **err);
 
 /* Blocks until the pod has exited: a preparing or prepared pod until it has
  * run and exited (or its preparation failed), a running pod until it

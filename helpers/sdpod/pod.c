@@ -164,6 +164,31 @@ static struct json_object *pod_summary_json(const Pod *p, const PodInfo *info) {
         return TAKE_PTR(o);
 }
 
+typedef struct ListContext {
+        struct json_object *array;      /* --format=json */
+        Table *table;
+} ListContext;
+
+static int list_one(PodStore *s, Pod *p, void *userdata) {
+        ListContext *c = userdata;
+        PodInfo info;
+        int r = pod_info_read(p, false, &info);
+        if (r < 0)
+                return r;
+        if (c->array) {
+                struct json_object *o = pod_summary_json(p, &info);
+                r = o && json_object_array_add(c->array, o) >= 0 ? 0 : -ENOMEM;
+        } else {
+                char short_uuid[9], created[32], started[32];
+                snprintf(short_uuid, sizeof(short_uuid), "%.8s", p->uuid);
+                _cleanup_free_ char *apps = join_apps(info.manifest, false), *images = join_apps(info.manifest, true);
+                r = table_add_row(c->table, short_uuid, pod_info_name(&info), pod_state_to_string(p->state), apps,
+                                  images, table_time(info.created_usec, created), table_time(info.started_usec, started));
+        }
+        pod_info_done(&info);
+        return r;
+}
+
 static const char list_usage[] =
         "Usage: sdpod list [--format=table|json] [--no-legend]\n"
         "\n"
@@ -185,34 +210,14 @@ int verb_list(int argc, char **argv) {
 
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
-        Pod **pods = NULL;
-        size_t n = 0;
-        if (open_pods(&ps, &err) < 0 || pod_list(ps, &pods, &n, &err) < 0)
-                return cli_fail(err);
-
         _cleanup_json_ struct json_object *array = format == FORMAT_JSON ? json_object_new_array() : NULL;
         _cleanup_(table_freep) Table *t = format == FORMAT_TABLE
                 ? table_new(7, "UUID", "NAME", "STATE", "APPS", "IMAGES", "CREATED", "STARTED") : NULL;
-        int r = (array || t) ? 0 : -ENOMEM;
-        for (size_t k = 0; r >= 0 && k < n; k++) {
-                PodInfo info;
-                if ((r = pod_info_read(pods[k], false, &info)) < 0)
-                        break;
-                if (array) {
-                        struct json_object *o = pod_summary_json(pods[k], &info);
-                        r = o && json_object_array_add(array, o) >= 0 ? 0 : -ENOMEM;
-                } else {
-                        char short_uuid[9], created[32], started[32];
-                        snprintf(short_uuid, sizeof(short_uuid), "%.8s", pods[k]->uuid);
-                        _cleanup_free_ char *apps = join_apps(info.manifest, false), *images = join_apps(info.manifest, true);
-                        r = table_add_row(t, short_uuid, pod_info_name(&info), pod_state_to_string(pods[k]->state), apps,
-                                          images, table_time(info.created_usec, created), table_time(info.started_usec, started));
-                }
-                pod_info_done(&info);
-        }
-        pod_list_free(pods, n);
-        if (r < 0)
+        if (!array && !t)
                 return cli_fail(NULL);
+        ListContext c = { .array = array, .table = t };
+        if (open_pods(&ps, &err) < 0 || pod_foreach(ps, list_one, &c, &err) < 0)
+                return cli_fail(err);
         if (array)
                 return cli_print_json(array);
         table_print(t, legend);

@@ -101,6 +101,37 @@ static void make_failed(PodStore *s, char uuid[UUID_STRING_MAX]) {
 
 static const PodGcOptions gc_now = { .grace_usec = 0, .embryo_age_usec = UINT64_MAX };
 
+typedef struct Seen {
+        char uuids[64][UUID_STRING_MAX];
+        size_t n;
+        int max_open_fds;
+} Seen;
+
+static int count_open_fds(void) {
+        DIR *d = opendir("/proc/self/fd");
+        ASSERT(d);
+        int n = 0;
+        while (readdir(d))
+                n++;
+        closedir(d);
+        return n;
+}
+
+static int see_pod(PodStore *s, Pod *p, void *userdata) {
+        Seen *seen = userdata;
+        ASSERT(seen->n < 64);
+        ASSERT(p->fd >= 0);
+        snprintf(seen->uuids[seen->n++], UUID_STRING_MAX, "%s", p->uuid);
+        int fds = count_open_fds();
+        if (fds > seen->max_open_fds)
+                seen->max_open_fds = fds;
+        return 0;
+}
+
+static void seen_done(Seen *seen) {
+        *seen = (Seen) {};
+}
+
 static void test_states(void) {
         PodStore *s = new_store();
         Pod *p = NULL;
@@ -203,14 +234,15 @@ static void test_lookup(void) {
                 pod_free(p);
         }
 
-        /* list: every pod once, sorted */
-        Pod **l = NULL;
-        size_t n = 0;
-        ASSERT_EQ_INT(pod_list(s, &l, &n, NULL), 0);
-        ASSERT_EQ_INT(n, 17);
-        for (size_t i = 1; i < n; i++)
-                ASSERT(strcmp(l[i - 1]->uuid, l[i]->uuid) < 0);
-        pod_list_free(l, n);
+        /* foreach: every pod once, sorted */
+        Seen seen = {};
+        ASSERT_EQ_INT(pod_foreach(s, see_pod, &seen, NULL), 0);
+        ASSERT_EQ_INT(seen.n, 17);
+        for (size_t i = 1; i < seen.n; i++)
+                ASSERT(strcmp(seen.uuids[i - 1], seen.uuids[i]) < 0);
+        /* One pod directory open at a time, however many pods. */
+        ASSERT(seen.max_open_fds < count_open_fds() + 4);
+        seen_done(&seen);
         pod_store_free(s);
 }
 
@@ -306,12 +338,11 @@ static void test_stray_entries(void) {
         ASSERT(mkdirat(s->dir_fds[POD_DIR_PREPARED], "junk", 0755) == 0);
 
         forget_warnings();
-        Pod **l = NULL;
-        size_t n = 0;
-        ASSERT_EQ_INT(pod_list(s, &l, &n, NULL), 0);
-        ASSERT_EQ_INT(n, 1);
-        ASSERT_STREQ(l[0]->uuid, uuid);
-        pod_list_free(l, n);
+        Seen seen = {};
+        ASSERT_EQ_INT(pod_foreach(s, see_pod, &seen, NULL), 0);
+        ASSERT_EQ_INT(seen.n, 1);
+        ASSERT_STREQ(seen.uuids[0], uuid);
+        seen_done(&seen);
         ASSERT(warned_about("run/notapod is not a pod directory"));
         ASSERT(warned_about("run/11111111-1111-4111-8111-111111111111 is not a pod"));
         ASSERT(warned_about("prepared/junk"));
