@@ -11,8 +11,8 @@
  *
  * What is fake: the images. Apps name an image id that need not exist in the
  * store (IMAGE_ID, default a fixed "sha256:" + 64 hex digits), so the apps'
- * directories are created here instead of by pod_render_app(), which would
- * render the image's tree. Every fsync lib/ does is done.
+ * directories are made by pod_create_app_dirs() alone, without
+ * pod_render_app(), which would render the image's tree. Every fsync lib/ does is done.
  *
  * Progress goes to stderr every 1,000 pods; the last line on stdout is
  * "pods N exited M prepared: S seconds" with a breakdown by step. */
@@ -28,6 +28,7 @@
 #include "fs.h"
 #include "pod-info.h"
 #include "pod-manifest.h"
+#include "pod-prepare.h"
 #include "pod.h"
 #include "stage1.h"
 #include "time-util.h"
@@ -129,23 +130,6 @@ static int build_manifest(unsigned long i, const char *image_web, const char *im
         return 0;
 }
 
-/* What pod_render_app() creates for an app once the image's tree exists. */
-static int render_app_dirs(int pod_fd, const char *app, Error **err) {
-        static const char *const dirs[][2] = {
-                { "apps/", "/upper" },
-                { "apps/", "/work" },
-                { "stage1/rootfs/opt/stage2/", "/rootfs" },
-        };
-        for (size_t k = 0; k < ELEMENTSOF(dirs); k++) {
-                char path[128];
-                snprintf(path, sizeof(path), "%s%s%s", dirs[k][0], app, dirs[k][1]);
-                _cleanup_close_ int fd = mkdir_p_in_root(pod_fd, path, 0755, false);
-                if (fd < 0)
-                        return error_sys(err, fd, "app %s: cannot create %s", app, path);
-        }
-        return 0;
-}
-
 /* The reaper's record of an app's end: "STATUS\n" in the pod's
  * stage1/rootfs/sdpod/status/NAME (not synced: neither is the reaper's). */
 static int record_exit(int pod_fd, const char *app, int status, Error **err) {
@@ -178,7 +162,7 @@ static int make_pod(PodStore *ps, unsigned long i, bool exited, const char *imag
         if ((r = stage1_render(p->fd, err)) < 0)
                 return error_prefix(err, "pod %s", p->uuid);
         for (size_t k = 0; k < m->n_apps; k++)
-                if ((r = render_app_dirs(p->fd, m->apps[k].name, err)) < 0)
+                if ((r = pod_create_app_dirs(p->fd, m->apps[k].name, err)) < 0)
                         return error_prefix(err, "pod %s", p->uuid);
         step_done(STEP_RENDER, &t);
 

@@ -171,6 +171,22 @@ int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **re
         return 0;
 }
 
+int pod_create_app_dirs(int pod_fd, const char *app, Error **err) {
+        static const char *const dirs[][2] = {
+                { "apps/", "/upper" },
+                { "apps/", "/work" },
+                { "stage1/rootfs/opt/stage2/", "/rootfs" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                char path[128];
+                snprintf(path, sizeof(path), "%s%s%s", dirs[i][0], app, dirs[i][1]);
+                _cleanup_close_ int fd = mkdir_p_in_root(pod_fd, path, 0755, false);
+                if (fd < 0)
+                        return error_sys(err, fd, "app %s: cannot create %s", app, path);
+        }
+        return 0;
+}
+
 int pod_render_app(int pod_fd, ImageStore *is, const PodApp *app, Error **err) {
         int r;
         if (!image_store_has_tree(is, app->image_id)) {
@@ -181,19 +197,7 @@ int pod_render_app(int pod_fd, ImageStore *is, const PodApp *app, Error **err) {
                     (r = tree_render(is, im, -1, err)) < 0)
                         return error_prefix(err, "app %s", app->name);
         }
-        static const char *const dirs[][2] = {
-                { "apps/", "/upper" },
-                { "apps/", "/work" },
-                { "stage1/rootfs/opt/stage2/", "/rootfs" },
-        };
-        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
-                char path[128];
-                snprintf(path, sizeof(path), "%s%s%s", dirs[i][0], app->name, dirs[i][1]);
-                _cleanup_close_ int fd = mkdir_p_in_root(pod_fd, path, 0755, false);
-                if (fd < 0)
-                        return error_sys(err, fd, "app %s: cannot create %s", app->name, path);
-        }
-        return 0;
+        return pod_create_app_dirs(pod_fd, app->name, err);
 }
 
 int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target, Pod **ret, Error **err) {

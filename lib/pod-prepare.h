@@ -31,6 +31,8 @@ int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target
  * work) and its mount point stage1/rootfs/opt/stage2/NAME/rootfs. The app's
  * root is an overlay of the shared tree, mounted when the pod runs. */
 int pod_render_app(int pod_fd, ImageStore *is, const PodApp *app, Error **err);
+/* The directories of pod_render_app(), without the tree. */
+int pod_create_app_dirs(int pod_fd, const char *app, Error **err);
 
 /* A pod name (--name): 1 to 64 of [A-Za-z0-9_.-], not starting with '-'
  * or '.'; it becomes the pod's machine name. */

@@ -652,21 +652,24 @@ static void gc_move(PodStore *s, GcContext *c, Pod *p, PodDir to, unsigned *coun
         (*counter)++;
 }
 
+/* Opens a pod gc came across; false when there is nothing to do with it:
+ * gone meanwhile, not a pod (warned), or unreadable (warned, counted). */
+static bool gc_open(PodStore *s, GcContext *c, PodDir d, const char *name, Pod **ret) {
+        int r = pod_open(s, d, name, ret);
+        if (r == -ENOTDIR)
+                warn_stray(s, d, name);
+        else if (r < 0 && r != -ENOENT) {
+                warn("cannot open pod %s: %s, skipping", name, strerror(-r));
+                c->stats->failed++;
+        }
+        return r >= 0;
+}
+
 static int gc_mark_one(PodStore *s, PodDir d, const char *name, void *userdata) {
         GcContext *c = userdata;
         _cleanup_pod_ Pod *p = NULL;
-        int r = pod_open(s, d, name, &p);
-        if (r == -ENOENT)
+        if (!gc_open(s, c, d, name, &p))
                 return 0;
-        if (r == -ENOTDIR) {
-                warn_stray(s, d, name);
-                return 0;
-        }
-        if (r < 0) {
-                warn("cannot open pod %s: %s, skipping", name, strerror(-r));
-                c->stats->failed++;
-                return 0;
-        }
         switch (d) {
         case POD_DIR_RUN:
         case POD_DIR_PREPARE:
@@ -706,18 +709,8 @@ static int gc_mark_one(PodStore *s, PodDir d, const char *name, void *userdata) 
 static int gc_sweep_one(PodStore *s, PodDir d, const char *name, void *userdata) {
         GcContext *c = userdata;
         _cleanup_pod_ Pod *p = NULL;
-        int r = pod_open(s, d, name, &p);
-        if (r == -ENOENT)
+        if (!gc_open(s, c, d, name, &p))
                 return 0;
-        if (r == -ENOTDIR) {
-                warn_stray(s, d, name);
-                return 0;
-        }
-        if (r < 0) {
-                warn("cannot open pod %s: %s, skipping", name, strerror(-r));
-                c->stats->failed++;
-                return 0;
-        }
         /* The grace period starts at the mark: the rename set the ctime. */
         if (d == POD_DIR_EXITED_GARBAGE && !pod_is_older_than(p, c->now, c->options->grace_usec))
                 return 0;

@@ -14,6 +14,12 @@ static int open_pods(PodStore **ret, Error **err) {
         return pod_store_open(cli.dir, cli.dir_is_default, ret, err);
 }
 
+/* The pod store and the one pod that ref (a UUID or a prefix) names. */
+static int open_pod(const char *ref, PodStore **ret_store, Pod **ret, Error **err) {
+        int r = open_pods(ret_store, err);
+        return r < 0 ? r : pod_lookup(*ret_store, ref, ret, err);
+}
+
 /* Parses verbs whose only options are --help and, when format is given,
  * --format and --no-legend. Returns the index of the first operand, or -1
  * when the verb is done with the status in *ret_status. */
@@ -321,7 +327,7 @@ int verb_status(int argc, char **argv) {
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *p = NULL;
-        if (open_pods(&ps, &err) < 0 || pod_lookup(ps, argv[optind], &p, &err) < 0)
+        if (open_pod(argv[optind], &ps, &p, &err) < 0)
                 return cli_fail(err);
         int status = EXIT_OK;
         if (wait && pod_wait(ps, p, timeout, &err) < 0) {
@@ -353,7 +359,7 @@ int verb_cat_manifest(int argc, char **argv) {
         _cleanup_pod_ Pod *p = NULL;
         _cleanup_free_ char *data = NULL;
         size_t size;
-        if (open_pods(&ps, &err) < 0 || pod_lookup(ps, argv[i], &p, &err) < 0)
+        if (open_pod(argv[i], &ps, &p, &err) < 0)
                 return cli_fail(err);
         int r = read_file_at(p->fd, "pod", 16 << 20, &data, &size, &err);
         if (r == -ENOENT) {
