@@ -124,6 +124,40 @@ int cli_dispatch(const Verb *verbs, const char *context, const char *usage, int 
         return cli_usage_error(context, "unknown command \"%s\"", argv[0]);
 }
 
+int cli_parse_verb_options(int argc, char **argv, const char *usage, OutputFormat *format, bool *legend, int *ret_status) {
+        enum { OPT_NO_LEGEND = 0x100 };
+        static const struct option all[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "format", required_argument, NULL, 'f' },
+                { "no-legend", no_argument, NULL, OPT_NO_LEGEND },
+                {},
+        };
+        static const struct option help_only[] = {
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        int c;
+        while ((c = getopt_long(argc, argv, "h", format ? all : help_only, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        fputs(usage, stdout);
+                        *ret_status = EXIT_OK;
+                        return -1;
+                case 'f':
+                        if ((*ret_status = cli_parse_format(argv[0], optarg, format)) != 0)
+                                return -1;
+                        break;
+                case OPT_NO_LEGEND:
+                        *legend = false;
+                        break;
+                default:
+                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+                        *ret_status = EXIT_USAGE;
+                        return -1;
+                }
+        return optind;
+}
+
 int cli_parse_format(const char *command, const char *value, OutputFormat *ret) {
         if (streq(value, "json"))
                 *ret = FORMAT_JSON;

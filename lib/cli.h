@@ -51,6 +51,12 @@ int exit_status_from_errno(int code);
 typedef enum OutputFormat { FORMAT_TABLE, FORMAT_JSON } OutputFormat;
 int cli_parse_format(const char *command, const char *value, OutputFormat *ret);
 
+/* Parses the options of a verb that takes only --help and, when format is
+ * given, --format and --no-legend. argv[0] names the command (cli_dispatch
+ * sets it). Returns the index of the first operand, or -1 when the verb is
+ * done, with its exit status in *ret_status. */
+int cli_parse_verb_options(int argc, char **argv, const char *usage, OutputFormat *format, bool *legend, int *ret_status);
+
 /* A table printed with aligned columns; NULL cells print as "-". */
 typedef struct Table Table;
 Table *table_new(size_t n_columns, ...);

@@ -17,25 +17,6 @@ static int open_store(StoreAccess access, ImageStore **ret, Error **err) {
         return image_store_open(cli.dir, cli.dir_is_default, access, ret, err);
 }
 
-/* Parses the options of verbs that take only --help. Returns the index of the
- * first operand, or -1 when the verb is done with the status in *ret_status. */
-static int parse_simple(int argc, char **argv, const char *command, const char *usage, int *ret_status) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                {},
-        };
-        int c;
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
-                if (c == 'h')
-                        fputs(usage, stdout);
-                else
-                        fprintf(stderr, "Try '%s --help'.\n", command);
-                *ret_status = c == 'h' ? EXIT_OK : EXIT_USAGE;
-                return -1;
-        }
-        return optind;
-}
-
 static const char import_usage[] =
         "Usage: sdpod image import [--name=NAME[:TAG]] [--platform=OS/ARCH] [--ref=REF] PATH\n"
         "\n"
@@ -116,33 +97,12 @@ static const char list_usage[] =
 
 static int image_list_verb(int argc, char **argv) {
         static const char *command = "sdpod image list";
-        enum { OPT_NO_LEGEND = 0x100 };
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "format", required_argument, NULL, 'f' },
-                { "no-legend", no_argument, NULL, OPT_NO_LEGEND },
-                {},
-        };
         OutputFormat format = FORMAT_TABLE;
         bool legend = true;
-        int c, r;
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        fputs(list_usage, stdout);
-                        return EXIT_OK;
-                case 'f':
-                        if ((r = cli_parse_format(command, optarg, &format)) != 0)
-                                return r;
-                        break;
-                case OPT_NO_LEGEND:
-                        legend = false;
-                        break;
-                default:
-                        fprintf(stderr, "Try '%s --help'.\n", command);
-                        return EXIT_USAGE;
-                }
-        if (optind != argc)
+        int status, first = cli_parse_verb_options(argc, argv, list_usage, &format, &legend, &status);
+        if (first < 0)
+                return status;
+        if (first != argc)
                 return cli_usage_error(command, "takes no arguments");
 
         Error *err = NULL;
@@ -200,7 +160,7 @@ static const char inspect_usage[] =
 
 static int image_inspect_verb(int argc, char **argv) {
         static const char *command = "sdpod image inspect";
-        int status, i = parse_simple(argc, argv, command, inspect_usage, &status);
+        int status, i = cli_parse_verb_options(argc, argv, inspect_usage, NULL, NULL, &status);
         if (i < 0)
                 return status;
         if (i != argc - 1)
@@ -223,7 +183,7 @@ static const char cat_manifest_usage[] =
 
 static int image_cat_manifest_verb(int argc, char **argv) {
         static const char *command = "sdpod image cat-manifest";
-        int status, i = parse_simple(argc, argv, command, cat_manifest_usage, &status);
+        int status, i = cli_parse_verb_options(argc, argv, cat_manifest_usage, NULL, NULL, &status);
         if (i < 0)
                 return status;
         if (i != argc - 1)
@@ -254,7 +214,7 @@ static const char rm_usage[] =
 
 static int image_rm_verb(int argc, char **argv) {
         static const char *command = "sdpod image rm";
-        int status, i = parse_simple(argc, argv, command, rm_usage, &status);
+        int status, i = cli_parse_verb_options(argc, argv, rm_usage, NULL, NULL, &status);
         if (i < 0)
                 return status;
         if (i >= argc)
@@ -285,7 +245,7 @@ static const char gc_usage[] =
 
 static int image_gc_verb(int argc, char **argv) {
         static const char *command = "sdpod image gc";
-        int status, i = parse_simple(argc, argv, command, gc_usage, &status);
+        int status, i = cli_parse_verb_options(argc, argv, gc_usage, NULL, NULL, &status);
         if (i < 0)
                 return status;
         if (i != argc)

@@ -20,43 +20,6 @@ static int open_pod(const char *ref, PodStore **ret_store, Pod **ret, Error **er
         return r < 0 ? r : pod_lookup(*ret_store, ref, ret, err);
 }
 
-/* Parses verbs whose only options are --help and, when format is given,
- * --format and --no-legend. Returns the index of the first operand, or -1
- * when the verb is done with the status in *ret_status. */
-static int parse_options(int argc, char **argv, const char *usage, OutputFormat *format, bool *legend, int *ret_status) {
-        enum { OPT_NO_LEGEND = 0x100 };
-        static const struct option all[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "format", required_argument, NULL, 'f' },
-                { "no-legend", no_argument, NULL, OPT_NO_LEGEND },
-                {},
-        };
-        static const struct option help_only[] = {
-                { "help", no_argument, NULL, 'h' },
-                {},
-        };
-        int c;
-        while ((c = getopt_long(argc, argv, "+h", format ? all : help_only, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        fputs(usage, stdout);
-                        *ret_status = EXIT_OK;
-                        return -1;
-                case 'f':
-                        if ((*ret_status = cli_parse_format(argv[0], optarg, format)) != 0)
-                                return -1;
-                        break;
-                case OPT_NO_LEGEND:
-                        *legend = false;
-                        break;
-                default:
-                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-                        *ret_status = EXIT_USAGE;
-                        return -1;
-                }
-        return optind;
-}
-
 /* "2026-11-21 05:44:16" (UTC) for tables; NULL for unknown. */
 static const char *table_time(uint64_t usec, char buf[32]) {
         if (!usec)
@@ -208,7 +171,7 @@ static const char list_usage[] =
 int verb_list(int argc, char **argv) {
         OutputFormat format = FORMAT_TABLE;
         bool legend = true;
-        int status, i = parse_options(argc, argv, list_usage, &format, &legend, &status);
+        int status, i = cli_parse_verb_options(argc, argv, list_usage, &format, &legend, &status);
         if (i < 0)
                 return status;
         if (i != argc)
@@ -349,7 +312,7 @@ static const char cat_manifest_usage[] =
         "Prints a pod's manifest as stored (see sdpod-manifest(5)).\n";
 
 int verb_cat_manifest(int argc, char **argv) {
-        int status, i = parse_options(argc, argv, cat_manifest_usage, NULL, NULL, &status);
+        int status, i = cli_parse_verb_options(argc, argv, cat_manifest_usage, NULL, NULL, &status);
         if (i < 0)
                 return status;
         if (i != argc - 1)
@@ -381,7 +344,7 @@ static const char rm_usage[] =
         "of the first failure.\n";
 
 int verb_rm(int argc, char **argv) {
-        int status, i = parse_options(argc, argv, rm_usage, NULL, NULL, &status);
+        int status, i = cli_parse_verb_options(argc, argv, rm_usage, NULL, NULL, &status);
         if (i < 0)
                 return status;
         if (i >= argc)
