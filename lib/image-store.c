@@ -396,3 +396,8 @@ bool image_store_has_blob(ImageStore *s, const char *digest) {
 bool image_store_has_tree(ImageStore *s, const char *id) {
         return digest_is_valid(id) && faccessat(s->tree_fd, digest_hex(id), F_OK, AT_SYMLINK_NOFOLLOW) >= 0;
 }
+
+char *image_tree_rootfs_path(const char *root, const char *id) {
+        char *s = NULL;
+        return asprintf(&s, "%s/tree/%s/rootfs", root, digest_hex(id)) < 0 ? NULL : s;
+}

@@ -80,3 +80,7 @@ int image_store_gc(ImageStore *s, char *const *in_use, ImageGcStats *ret, Error 
 int image_store_open_blob(ImageStore *s, const char *digest);
 bool image_store_has_blob(ImageStore *s, const char *digest);
 bool image_store_has_tree(ImageStore *s, const char *id);
+
+/* DATA/tree/HEX/rootfs for image id ("sha256:HEX") in the store at root:
+ * the lower layer of every app root made from the image. NULL on ENOMEM. */
+char *image_tree_rootfs_path(const char *root, const char *id);

@@ -243,3 +243,37 @@ int has_mounts_below(const char *path, Error **err) {
                 return r;
         return l.n > 0;
 }
+
+/* overlayfs splits its options at ',' and lowerdir at ':', and takes '\' as
+ * the escape of both. */
+static char *overlay_escape(const char *path) {
+        char *s = malloc(strlen(path) * 2 + 1), *o = s;
+        if (!s)
+                return NULL;
+        for (const char *i = path; *i; i++) {
+                if (strchr("\\:,", *i))
+                        *o++ = '\\';
+                *o++ = *i;
+        }
+        *o = 0;
+        return s;
+}
+
+int mount_overlay(const char *lower, const char *upper, const char *work, const char *target, Error **err) {
+        _cleanup_free_ char *l = overlay_escape(lower), *u = overlay_escape(upper), *w = overlay_escape(work), *opts = NULL;
+        if (!l || !u || !w || asprintf(&opts, "lowerdir=%s,upperdir=%s,workdir=%s", l, u, w) < 0)
+                return error_sys(err, -ENOMEM, "overlay at %s", target);
+        if (mount("overlay", target, "overlay", 0, opts) < 0)
+                return error_sys(err, -errno, "cannot mount an overlay of %s at %s", lower, target);
+        return 0;
+}
+
+int mount_bind(const char *source, const char *target, bool read_only, Error **err) {
+        if (mount(source, target, NULL, MS_BIND, NULL) < 0)
+                return error_sys(err, -errno, "cannot bind %s to %s", source, target);
+        /* A bind takes its flags from the source's mount; read-only needs a
+         * second step, on the new mount only. */
+        if (read_only && mount(NULL, target, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) < 0)
+                return error_sys(err, -errno, "cannot make %s read-only", target);
+        return 0;
+}

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 
+#include <stdbool.h>
+
 #include "error.h"
 
 typedef struct UmountStats {
@@ -20,3 +22,12 @@ int umount_below(const char *path, UmountStats *ret, Error **err);
 
 /* Whether anything is mounted at or below path (canonical, absolute). */
 int has_mounts_below(const char *path, Error **err);
+
+/* Mounts an overlay at target: lower read-only, changes in upper, work as
+ * overlayfs's scratch directory (on upper's file system). Paths may contain
+ * any character; they are escaped for overlayfs's option parser. */
+int mount_overlay(const char *lower, const char *upper, const char *work, const char *target, Error **err);
+
+/* Binds source (a directory or file) at target, not recursively: mounts
+ * below source are not carried along. read_only makes the bind read-only. */
+int mount_bind(const char *source, const char *target, bool read_only, Error **err);

@@ -39,7 +39,7 @@ const char *pod_info_name(const PodInfo *info);
 /* Where an app's exit status is recorded, relative to the pod directory;
  * the reaper writes it inside the pod as /sdpod/status/NAME: a decimal
  * number and a newline. */
-#define POD_APP_STATUS_DIR "stage1/rootfs/sdpod/status"
+#define POD_APP_STATUS_DIR "status"
 
 /* The image ids every pod refers to, in every state: image gc keeps their
  * trees, which pods use as the lower layer of their apps' roots. */

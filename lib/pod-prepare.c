@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "app-unit.h"
 #include "digest.h"
 #include "fs.h"
 #include "pod-prepare.h"
@@ -146,6 +147,40 @@ static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, Error **err
         return r < 0 ? as_usage_error(err, error_prefix(err, "app %s (image %s)", app_name, a->image)) : 0;
 }
 
+/* Makes sure the image's tree exists: image gc removes the trees of removed
+ * images that no pod names yet, and the record is the recipe to render it
+ * again. */
+static int ensure_tree(ImageStore *is, const PodApp *app, Error **err) {
+        if (image_store_has_tree(is, app->image_id))
+                return 0;
+        _cleanup_image_ Image *im = NULL;
+        int r = image_store_load(is, digest_hex(app->image_id), &im, err);
+        if (r < 0 || (r = tree_render(is, im, -1, err)) < 0)
+                return error_prefix(err, "app %s", app->name);
+        return 0;
+}
+
+/* What the generator will check in the pod (the program, the user and
+ * group, the isolators), checked now against the image's tree, so that an
+ * app that cannot start is refused before a pod exists. */
+static int check_app(ImageStore *is, const PodManifest *m, size_t i, Error **err) {
+        const PodApp *app = &m->apps[i];
+        int r = ensure_tree(is, app, err);
+        if (r < 0)
+                return r;
+        _cleanup_free_ char *rootfs = image_tree_rootfs_path(is->root, app->image_id);
+        _cleanup_close_ int fd = rootfs ? open(rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+        if (fd < 0)
+                return error_sys(err, rootfs ? -errno : -ENOMEM, "app %s: %s", app->name, strempty(rootfs));
+        if (app_check_in_root(m, i, fd, err) < 0) {
+                /* A request that cannot run: the command line's fault. */
+                if (err && *err)
+                        (*err)->code = -EINVAL;
+                return error_prefix(err, "app %s", app->name);
+        }
+        return 0;
+}
+
 int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **ret, Error **err) {
         _cleanup_pod_manifest_ PodManifest *m = NULL;
         int r = pod_manifest_new(&m);
@@ -167,6 +202,9 @@ int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **re
         for (size_t i = 0; i < args->n_apps; i++)
                 if ((r = add_app(m, is, &args->apps[i], err)) < 0)
                         return r;
+        for (size_t i = 0; i < m->n_apps; i++)
+                if ((r = check_app(is, m, i, err)) < 0)
+                        return r;
         *ret = TAKE_PTR(m);
         return 0;
 }
@@ -175,7 +213,6 @@ int pod_create_app_dirs(int pod_fd, const char *app, Error **err) {
         static const char *const dirs[][2] = {
                 { "apps/", "/upper" },
                 { "apps/", "/work" },
-                { "stage1/rootfs/opt/stage2/", "/rootfs" },
         };
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
                 char path[128];
@@ -188,16 +225,8 @@ int pod_create_app_dirs(int pod_fd, const char *app, Error **err) {
 }
 
 int pod_render_app(int pod_fd, ImageStore *is, const PodApp *app, Error **err) {
-        int r;
-        if (!image_store_has_tree(is, app->image_id)) {
-                /* Removed by image gc after the image was (its record is
-                 * the recipe): render it again. */
-                _cleanup_image_ Image *im = NULL;
-                if ((r = image_store_load(is, digest_hex(app->image_id), &im, err)) < 0 ||
-                    (r = tree_render(is, im, -1, err)) < 0)
-                        return error_prefix(err, "app %s", app->name);
-        }
-        return pod_create_app_dirs(pod_fd, app->name, err);
+        int r = ensure_tree(is, app, err);
+        return r < 0 ? r : pod_create_app_dirs(pod_fd, app->name, err);
 }
 
 int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target, Pod **ret, Error **err) {

@@ -28,8 +28,8 @@ int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target
 
 /* Renders one app's root into a pod directory: makes sure the image's tree
  * exists, and creates the app's overlay directories (apps/NAME/upper and
- * work) and its mount point stage1/rootfs/opt/stage2/NAME/rootfs. The app's
- * root is an overlay of the shared tree, mounted when the pod runs. */
+ * work). The app's root is an overlay of the shared tree, mounted at
+ * /opt/stage2/NAME/rootfs in the pod when it runs (pod-run.h). */
 int pod_render_app(int pod_fd, ImageStore *is, const PodApp *app, Error **err);
 /* The directories of pod_render_app(), without the tree. */
 int pod_create_app_dirs(int pod_fd, const char *app, Error **err);

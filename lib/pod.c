@@ -405,10 +405,19 @@ static bool pod_is_at(PodStore *s, Pod *p) {
  * prepare, records its creation). */
 static int pod_record_started(Pod *p, Error **err) {
         char ts[32];
-        format_timestamp(now_usec(), ts);
+        uint64_t now = now_usec();
+        format_timestamp(now, ts);
         size_t l = strlen(ts);
         ts[l] = '\n';
-        return write_file_atomic_at(p->fd, "started", ts, l + 1, 0644, err);
+        int r = write_file_atomic_at(p->fd, "started", ts, l + 1, 0644, err);
+        /* Readers take the mtime: the file system's clock is coarser than
+         * now_usec(), and a start must not read as earlier than the
+         * creation time recorded in the manifest. */
+        struct timespec t[2] = { { now / USEC_PER_SEC, (now % USEC_PER_SEC) * 1000 },
+                                 { now / USEC_PER_SEC, (now % USEC_PER_SEC) * 1000 } };
+        if (r >= 0 && utimensat(p->fd, "started", t, AT_SYMLINK_NOFOLLOW) < 0)
+                return error_sys(err, -errno, "started");
+        return r;
 }
 
 int pod_create(PodStore *s, Pod **ret, Error **err) {
@@ -532,7 +541,7 @@ static int pod_destroy(PodStore *s, Pod *p, Error **err) {
         if (!path)
                 return error_sys(err, -ENOMEM, "pod %s", p->uuid);
         Error *gc_err = NULL;
-        if (stage1_run_gc(p->fd, p->uuid, &gc_err) < 0) {
+        if (stage1_run(p->fd, p->uuid, STAGE1_ENTRYPOINT_GC, NULL, &gc_err) < 0) {
                 warn("%s; deleting the pod anyway", gc_err->msg);
                 error_free(gc_err);
         }

@@ -4,85 +4,186 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
+#include "config.h"
 #include "fs.h"
 #include "json-util.h"
 #include "stage1.h"
+#include "strv.h"
 
-int stage1_render(int pod_fd, Error **err) {
-        _cleanup_close_ int fd = mkdir_p_in_root(pod_fd, "stage1/rootfs/opt/stage2", 0755, false);
-        if (fd < 0)
-                return error_sys(err, fd, "cannot create stage1/rootfs/opt/stage2");
-        return 0;
+const char *stage1_image_dir(void) {
+        const char *e = getenv("SDPOD_STAGE1");
+        return e && *e ? e : SDPOD_STAGE1_DIR;
 }
 
-/* The value of annotation name of the stage1 manifest; NULL when absent. */
-static int stage1_entrypoint(int pod_fd, const char *name, char **ret, Error **err) {
-        if (faccessat(pod_fd, "stage1/manifest", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT) {
-                *ret = NULL;
-                return 0;
-        }
+static int read_manifest_at(int dirfd, const char *path, const char *what, struct json_object **ret, Error **err) {
         _cleanup_free_ char *data = NULL;
         size_t size;
-        int r = read_file_at(pod_fd, "stage1/manifest", 1 << 20, &data, &size, err);
+        int r = read_file_at(dirfd, path, 1 << 20, &data, &size, err);
+        return r < 0 ? r : json_parse(data, size, what, ret, err);
+}
+
+/* The value of the annotation name, NULL when absent. */
+static int manifest_annotation(struct json_object *m, const char *name, const char *what, const char **ret, Error **err) {
+        struct json_object *annotations = NULL;
+        int r = json_get_array(m, "annotations", false, &annotations, what, err);
         if (r < 0)
                 return r;
-        _cleanup_json_ struct json_object *m = NULL;
-        struct json_object *annotations = NULL;
-        if ((r = json_parse(data, size, "stage1/manifest", &m, err)) < 0 ||
-            (r = json_get_array(m, "annotations", false, &annotations, "stage1/manifest", err)) < 0)
-                return r;
+        *ret = NULL;
         for (size_t i = 0; annotations && i < json_object_array_length(annotations); i++) {
                 struct json_object *a = json_object_array_get_idx(annotations, i);
                 const char *n = NULL, *v = NULL;
-                if ((r = json_get_string(a, "name", true, &n, "stage1/manifest annotations", err)) < 0 ||
-                    (r = json_get_string(a, "value", true, &v, "stage1/manifest annotations", err)) < 0)
+                if ((r = json_get_string(a, "name", true, &n, what, err)) < 0 ||
+                    (r = json_get_string(a, "value", true, &v, what, err)) < 0)
                         return r;
-                if (streq(n, name)) {
-                        if (v[0] != '/')
-                                return error_set(err, -EBADMSG, "stage1/manifest: entrypoint %s: \"%s\" is not an absolute path", name, v);
-                        return (*ret = strdup(v)) ? 0 : error_sys(err, -ENOMEM, "stage1/manifest");
-                }
+                if (streq(n, name))
+                        *ret = v;
         }
-        *ret = NULL;
         return 0;
 }
 
-int stage1_run_gc(int pod_fd, const char *uuid, Error **err) {
-        _cleanup_free_ char *entry = NULL;
-        int r = stage1_entrypoint(pod_fd, STAGE1_ENTRYPOINT_GC, &entry, err);
-        if (r < 0)
-                return error_prefix(err, "pod %s", uuid);
-        if (!entry)
-                return 0;
+int stage1_render(int pod_fd, Error **err) {
+        const char *image = stage1_image_dir();
+        char abs[PATH_MAX];
+        if (!realpath(image, abs))
+                return error_sys(err, -errno, "stage1 image %s", image);
+        _cleanup_close_ int image_fd = open(abs, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (image_fd < 0)
+                return error_sys(err, -errno, "stage1 image %s", abs);
+        if (faccessat(image_fd, "rootfs", X_OK, 0) < 0)
+                return error_sys(err, -errno, "stage1 image %s: rootfs", abs);
 
-        _cleanup_close_ int rootfs = open_beneath_no_symlinks(pod_fd, "stage1/rootfs", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+        _cleanup_json_ struct json_object *m = NULL;
+        struct json_object *annotations = NULL;
+        int r = read_manifest_at(image_fd, "manifest", "stage1 image manifest", &m, err);
+        if (r < 0 || (r = json_get_array(m, "annotations", false, &annotations, "stage1 image manifest", err)) < 0)
+                return error_prefix(err, "stage1 image %s", abs);
+        if (!annotations && ((annotations = json_object_new_array()) == NULL ||
+                             json_object_object_add(m, "annotations", annotations) < 0))
+                return error_sys(err, -ENOMEM, "stage1 manifest");
+        struct json_object *a = json_object_new_object();
+        if (!a || json_object_array_add(annotations, a) < 0 ||
+            json_add_string(a, "name", STAGE1_ANNOTATION_IMAGE) < 0 || json_add_string(a, "value", abs) < 0)
+                return error_sys(err, -ENOMEM, "stage1 manifest");
+
+        static const char *const dirs[] = { "stage1/rootfs", "stage1/upper", "stage1/work" };
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                _cleanup_close_ int fd = mkdir_p_in_root(pod_fd, dirs[i], 0755, false);
+                if (fd < 0)
+                        return error_sys(err, fd, "cannot create %s", dirs[i]);
+        }
+        const char *text = json_to_text(m, true);
+        return write_file_atomic_at(pod_fd, "stage1/manifest", text, strlen(text), 0644, err);
+}
+
+/* The pod's stage1 manifest; NULL when it has none. */
+static int pod_stage1_manifest(int pod_fd, struct json_object **ret, Error **err) {
+        *ret = NULL;
+        if (faccessat(pod_fd, "stage1/manifest", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
+                return 0;
+        return read_manifest_at(pod_fd, "stage1/manifest", "stage1/manifest", ret, err);
+}
+
+int stage1_image_of(int pod_fd, char **ret, Error **err) {
+        _cleanup_json_ struct json_object *m = NULL;
+        const char *image = NULL;
+        int r = pod_stage1_manifest(pod_fd, &m, err);
+        if (r < 0 || (m && (r = manifest_annotation(m, STAGE1_ANNOTATION_IMAGE, "stage1/manifest", &image, err)) < 0))
+                return r;
+        if (image && image[0] != '/')
+                return error_set(err, -EBADMSG, "stage1/manifest: %s: \"%s\" is not an absolute path", STAGE1_ANNOTATION_IMAGE, image);
+        *ret = NULL;
+        return image && !(*ret = strdup(image)) ? error_sys(err, -ENOMEM, "stage1/manifest") : 0;
+}
+
+/* Opens the program of entrypoint name for execution (O_PATH), or -EOPNOTSUPP
+ * when the pod's stage1 names none. ret_path is the annotation's value. */
+static int open_entrypoint(int pod_fd, const char *name, char **ret_path, Error **err) {
+        _cleanup_json_ struct json_object *m = NULL;
+        const char *entry = NULL, *image = NULL;
+        int r = pod_stage1_manifest(pod_fd, &m, err);
+        if (r < 0 || (m && ((r = manifest_annotation(m, name, "stage1/manifest", &entry, err)) < 0 ||
+                            (r = manifest_annotation(m, STAGE1_ANNOTATION_IMAGE, "stage1/manifest", &image, err)) < 0)))
+                return r;
+        if (!entry)
+                return -EOPNOTSUPP;
+        if (entry[0] != '/')
+                return error_set(err, -EBADMSG, "stage1/manifest: entrypoint %s: \"%s\" is not an absolute path", name, entry);
+        if (image && image[0] != '/')
+                return error_set(err, -EBADMSG, "stage1/manifest: %s: \"%s\" is not an absolute path", STAGE1_ANNOTATION_IMAGE, image);
+
+        /* The image's rootfs, or the pod's own stage1 when it names no
+         * image. */
+        _cleanup_free_ char *image_rootfs = NULL;
+        if (image && asprintf(&image_rootfs, "%s/rootfs", image) < 0)
+                return error_sys(err, -ENOMEM, "stage1");
+        _cleanup_close_ int rootfs = image_rootfs ? open(image_rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC)
+                : open_beneath_no_symlinks(pod_fd, "stage1/rootfs", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
         if (rootfs < 0)
-                return error_sys(err, rootfs, "pod %s: stage1/rootfs", uuid);
+                return error_sys(err, rootfs == -1 ? -errno : rootfs, "stage1 %s", image_rootfs ? image_rootfs : "stage1/rootfs");
         /* Symlinks inside the stage1 resolve within it, as they would in
          * the pod. */
-        _cleanup_close_ int exe = open_in_root(rootfs, entry, O_PATH | O_CLOEXEC, 0);
+        int exe = open_in_root(rootfs, entry, O_PATH | O_CLOEXEC, 0);
         if (exe < 0)
-                return error_sys(err, exe, "pod %s: stage1 gc entrypoint %s", uuid, entry);
+                return error_sys(err, exe, "stage1 %s entrypoint %s", name + strlen("sdpod/stage1/"), entry);
+        if (!(*ret_path = strdup(entry))) {
+                close(exe);
+                return error_sys(err, -ENOMEM, "stage1");
+        }
+        return exe;
+}
+
+/* In the process that becomes the entrypoint. */
+static void exec_entrypoint(int pod_fd, int exe, const char *path, const char *uuid, char *const *args) {
+        size_t n = strv_length((char **) args);
+        char **argv = calloc(n + 3, sizeof(char *));
+        if (!argv)
+                return;
+        argv[0] = (char *) path;
+        argv[1] = (char *) uuid;
+        for (size_t i = 0; i < n; i++)
+                argv[2 + i] = args[i];
+        /* A script is run by its interpreter as /dev/fd/N: the fd must
+         * survive the exec. */
+        if (fchdir(pod_fd) < 0 || fcntl(exe, F_SETFD, 0) < 0)
+                return;
+        syscall(SYS_execveat, exe, "", argv, environ, AT_EMPTY_PATH);
+        free(argv);
+}
+
+int stage1_exec(int pod_fd, const char *uuid, const char *name, char *const *args, Error **err) {
+        _cleanup_free_ char *path = NULL;
+        _cleanup_close_ int exe = open_entrypoint(pod_fd, name, &path, err);
+        if (exe == -EOPNOTSUPP)
+                return error_set(err, exe, "pod %s: its stage1 has no %s entrypoint", uuid, name + strlen("sdpod/stage1/"));
+        if (exe < 0)
+                return error_prefix(err, "pod %s", uuid);
+        exec_entrypoint(pod_fd, exe, path, uuid, args);
+        return error_sys(err, -errno, "pod %s: cannot execute the stage1 entrypoint %s", uuid, path);
+}
+
+int stage1_run(int pod_fd, const char *uuid, const char *name, char *const *args, Error **err) {
+        const char *what = name + strlen("sdpod/stage1/");
+        _cleanup_free_ char *path = NULL;
+        _cleanup_close_ int exe = open_entrypoint(pod_fd, name, &path, err);
+        if (exe == -EOPNOTSUPP)
+                return 0;
+        if (exe < 0)
+                return error_prefix(err, "pod %s", uuid);
 
         pid_t pid = fork();
         if (pid < 0)
-                return error_sys(err, -errno, "pod %s: cannot run the stage1 gc entrypoint", uuid);
+                return error_sys(err, -errno, "pod %s: cannot run the stage1 %s entrypoint", uuid, what);
         if (pid == 0) {
-                /* A script is run by its interpreter as /dev/fd/N: the fd
-                 * must survive the exec. */
-                char *argv[] = { entry, (char *) uuid, NULL };
-                if (fchdir(pod_fd) < 0 || fcntl(exe, F_SETFD, 0) < 0)
-                        _exit(127);
-                syscall(SYS_execveat, exe, "", argv, environ, AT_EMPTY_PATH);
+                exec_entrypoint(pod_fd, exe, path, uuid, args);
                 _exit(127);
         }
         int status;
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR)
-                        return error_sys(err, -errno, "pod %s: stage1 gc entrypoint %s", uuid, entry);
+                        return error_sys(err, -errno, "pod %s: stage1 %s entrypoint %s", uuid, what, path);
         if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
                 return 0;
         if (WIFEXITED(status))
-                return error_set(err, -EPROTO, "pod %s: stage1 gc entrypoint %s failed with exit status %d", uuid, entry, WEXITSTATUS(status));
-        return error_set(err, -EPROTO, "pod %s: stage1 gc entrypoint %s was killed by signal %d", uuid, entry, WTERMSIG(status));
+                return error_set(err, -EPROTO, "pod %s: stage1 %s entrypoint %s failed with exit status %d", uuid, what, path, WEXITSTATUS(status));
+        return error_set(err, -EPROTO, "pod %s: stage1 %s entrypoint %s was killed by signal %d", uuid, what, path, WTERMSIG(status));
 }

@@ -3,23 +3,48 @@
 
 /* The stage1 of a pod: DATA/pods/STATE/UUID/stage1/, made of
  *
- *   manifest   an appc ImageManifest whose annotations name the entrypoints
- *              ("sdpod/stage1/gc": "/sdpod/gc", ...), as paths inside rootfs
- *   rootfs/    the pod's root file system; apps live at opt/stage2/NAME/rootfs
+ *   manifest   the stage1 image's appc ImageManifest, whose annotations name
+ *              the entrypoints ("sdpod/stage1/run": "/usr/lib/sdpod/run",
+ *              ...) as paths inside the image's rootfs, plus the annotation
+ *              "sdpod/stage1/image": the image directory the pod was
+ *              prepared with
+ *   rootfs/    the pod's root: while the pod runs, an overlay of the image's
+ *              rootfs with upper/ and work/
+ *   upper/     what the pod changed in its root (its journal, for one)
+ *   work/      overlayfs's scratch directory
  *
- * Entrypoints run on the host. Their contract is sdpod-stage1(7). */
+ * The stage1 image is a directory holding manifest and rootfs/, built by
+ * stage1-rootfs/build-stage1 and shared read-only by every pod. Entrypoints
+ * run on the host; their contract is sdpod-stage1(7). */
 
 #include "error.h"
 
+#define STAGE1_ENTRYPOINT_RUN "sdpod/stage1/run"
+#define STAGE1_ENTRYPOINT_STOP "sdpod/stage1/stop"
+#define STAGE1_ENTRYPOINT_ENTER "sdpod/stage1/enter"
 #define STAGE1_ENTRYPOINT_GC "sdpod/stage1/gc"
+#define STAGE1_ANNOTATION_IMAGE "sdpod/stage1/image"
 
-/* Renders the stage1 into a pod directory being prepared. Until a stage1
- * image is built (stage1-rootfs/), this is the skeleton the apps need:
- * stage1/rootfs/opt/stage2/. */
+/* The stage1 image new pods are prepared with: $SDPOD_STAGE1 when set, else
+ * the one installed with sdpod. */
+const char *stage1_image_dir(void);
+
+/* Renders the stage1 into a pod directory being prepared: its manifest
+ * (the image's, naming the image) and the empty rootfs, upper and work
+ * directories. The image must have a manifest and a rootfs directory. */
 int stage1_render(int pod_fd, Error **err);
 
-/* Runs the pod's gc entrypoint, if its stage1 names one, and waits for it:
- * argv[1] is the UUID, the working directory is the pod directory. A pod
- * without a stage1 or without a gc entrypoint has nothing to run (0). A
- * failure is an error that names the entrypoint and the exit status. */
-int stage1_run_gc(int pod_fd, const char *uuid, Error **err);
+/* The image directory a pod's stage1 manifest names, or NULL (a pod whose
+ * stage1 lives in its own stage1/rootfs). */
+int stage1_image_of(int pod_fd, char **ret, Error **err);
+
+/* Executes a pod's entrypoint name in place of this process: argv is the
+ * entrypoint's path, the pod's UUID and then args; the working directory is
+ * the pod directory. Returns only on failure; a pod whose stage1 has no such
+ * entrypoint is -EOPNOTSUPP. */
+int stage1_exec(int pod_fd, const char *uuid, const char *name, char *const *args, Error **err);
+
+/* The same in a child process, waited for. A pod without the entrypoint has
+ * nothing to run (0). A failure is an error that names the entrypoint and
+ * the exit status (-EPROTO). */
+int stage1_run(int pod_fd, const char *uuid, const char *name, char *const *args, Error **err);

@@ -13,6 +13,10 @@ static const char usage[] =
         "Commands:\n"
         "  image         import, list, inspect, remove and garbage-collect images\n"
         "  prepare       prepare a pod from images; prints its UUID\n"
+        "  run           prepare a pod and run it in the foreground\n"
+        "  run-prepared  run a prepared pod in the foreground (pod@.service)\n"
+        "  stop          stop running pods\n"
+        "  enter         run a command inside a running app\n"
         "  list          list pods\n"
         "  status        show a pod's state, times and app exit statuses\n"
         "  cat-manifest  print a pod's manifest\n"
@@ -30,6 +34,10 @@ static const char usage[] =
 static const Verb verbs[] = {
         { "image", verb_image, "manage images" },
         { "prepare", verb_prepare, NULL },
+        { "run", verb_run, NULL },
+        { "run-prepared", verb_run_prepared, NULL },
+        { "stop", verb_stop, NULL },
+        { "enter", verb_enter, NULL },
         { "list", verb_list, NULL },
         { "status", verb_status, NULL },
         { "cat-manifest", verb_cat_manifest, NULL },

@@ -10,12 +10,11 @@
 #include "sdpod.h"
 #include "time-util.h"
 
-static int open_pods(PodStore **ret, Error **err) {
+int open_pods(PodStore **ret, Error **err) {
         return pod_store_open(cli.dir, cli.dir_is_default, ret, err);
 }
 
-/* The pod store and the one pod that ref (a UUID or a prefix) names. */
-static int open_pod(const char *ref, PodStore **ret_store, Pod **ret, Error **err) {
+int open_pod(const char *ref, PodStore **ret_store, Pod **ret, Error **err) {
         int r = open_pods(ret_store, err);
         return r < 0 ? r : pod_lookup(*ret_store, ref, ret, err);
 }
@@ -59,9 +58,9 @@ static const char prepare_usage[] =
         "Usage: sdpod prepare [--name=NAME] [--volume=SPEC]... IMAGE [APP OPTIONS] [-- ARGS...]\n"
         "                     [--- IMAGE [APP OPTIONS] [-- ARGS...]]...\n"
         "\n"
-        "Prepares a pod of one app per IMAGE and prints its UUID. (Starting a\n"
-        "prepared pod is not part of this version yet.) IMAGE is a name, an id\n"
-        "or an id prefix of an image in the store (sdpod image list).\n"
+        "Prepares a pod of one app per IMAGE and prints its UUID; start it with\n"
+        "'sdpod run-prepared UUID' or 'systemctl start pod@UUID'. IMAGE is a\n"
+        "name, an id or an id prefix of an image in the store (sdpod image list).\n"
         "Arguments after \"--\" replace the image's command; \"---\" starts the next app.\n"
         "\n"
         "Pod options:\n"
@@ -79,7 +78,7 @@ static const char prepare_usage[] =
         "  --mount=volume=NAME,target=PATH\n"
         "                          mount a pod volume in the app\n";
 
-static bool wants_help(int argc, char **argv) {
+bool wants_help(int argc, char **argv) {
         for (int i = 1; i < argc && !streq(argv[i], "--"); i++)
                 if (streq(argv[i], "--help") || streq(argv[i], "-h"))
                         return true;

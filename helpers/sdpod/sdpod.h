@@ -1,6 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 
+#include <stdbool.h>
+
+#include "pod.h"
+
+/* The pod store of --dir. */
+int open_pods(PodStore **ret, Error **err);
+/* The pod store and the one pod that ref (a UUID or a prefix) names. */
+int open_pod(const char *ref, PodStore **ret_store, Pod **ret, Error **err);
+/* Whether --help or -h comes before any "--". */
+bool wants_help(int argc, char **argv);
+
 /* The verbs of sdpod, one file each group. */
 int verb_image(int argc, char **argv);
 int verb_prepare(int argc, char **argv);
@@ -9,3 +20,7 @@ int verb_status(int argc, char **argv);
 int verb_cat_manifest(int argc, char **argv);
 int verb_rm(int argc, char **argv);
 int verb_gc(int argc, char **argv);
+int verb_run_prepared(int argc, char **argv);
+int verb_run(int argc, char **argv);
+int verb_stop(int argc, char **argv);
+int verb_enter(int argc, char **argv);

@@ -125,6 +125,12 @@ require_tool() {
 	die "SDPOD_BIN is not set (meson sets it; by hand: SDPOD_BIN=build-integ/helpers/sdpod bash $0)"
 SDPOD=$(realpath -e -- "$SDPOD_BIN" 2>/dev/null) || die "SDPOD_BIN=$SDPOD_BIN does not exist"
 [ -x "$SDPOD" ] || die "$SDPOD is not executable"
+# The stage1 image of the build: pods are prepared with it.
+[ -n "${SDPOD_STAGE1:-}" ] ||
+	die "SDPOD_STAGE1 is not set (meson sets it; by hand: SDPOD_STAGE1=build-integ/stage1-rootfs/stage1)"
+[ -f "$SDPOD_STAGE1/manifest" ] || die "SDPOD_STAGE1=$SDPOD_STAGE1 is not a stage1 image (no manifest)"
+SDPOD_STAGE1=$(realpath -e -- "$SDPOD_STAGE1")
+export SDPOD_STAGE1
 
 T=$(mktemp -d "$_host_tmp/sdpod-test.$TEST_NAME.XXXXXX")
 mkdir "$T/tmp" "$T/cwd" "$T/data"

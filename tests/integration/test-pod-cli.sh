@@ -150,9 +150,10 @@ echo "# prepare: the pod on disk"
 prepare_ok P1 busybox
 POD="$DATA/pods/prepared/$P1"
 assert_eq "the pod is in prepared/" prepared "$(where "$P1")"
-assert_file_exists "$POD/pod" "$POD/stage1/rootfs/opt/stage2/busybox/rootfs" \
-	"$POD/apps/busybox/upper" "$POD/apps/busybox/work"
-check "stage1/rootfs/opt/stage2/busybox/rootfs is a directory" test -d "$POD/stage1/rootfs/opt/stage2/busybox/rootfs"
+assert_file_exists "$POD/pod" "$POD/stage1/manifest" "$POD/apps/busybox/upper" "$POD/apps/busybox/work"
+check "stage1/rootfs, upper and work are directories" test -d "$POD/stage1/rootfs" -a -d "$POD/stage1/upper" -a -d "$POD/stage1/work"
+assert_jq "the stage1 manifest names the stage1 image" "$(cat "$POD/stage1/manifest")" \
+	'[.annotations[] | select(.name == "sdpod/stage1/image") | .value]' "[\"$(realpath "$SDPOD_STAGE1")\"]"
 check "apps/busybox/upper and work are directories" test -d "$POD/apps/busybox/upper" -a -d "$POD/apps/busybox/work"
 assert_json "the manifest file pod is valid JSON" "$(cat "$POD/pod")"
 assert_jq "the manifest is a PodManifest" "$(cat "$POD/pod")" .acKind '"PodManifest"'
@@ -185,8 +186,7 @@ manifest_is "$P2" '.apps[1].app.workingDirectory' '"/tmp"'
 # The first app keeps the image's defaults.
 manifest_is "$P2" '[.apps[0].app.user, .apps[0].app.group, .apps[0].app.workingDirectory]' '["1000","1000","/home/app"]'
 manifest_is "$P2" '[.apps[0].app.environment[] | .name]' '["PATH","GREETING"]'
-assert_file_exists "$DATA/pods/prepared/$P2/apps/second/upper" "$DATA/pods/prepared/$P2/apps/second/work" \
-	"$DATA/pods/prepared/$P2/stage1/rootfs/opt/stage2/second/rootfs"
+assert_file_exists "$DATA/pods/prepared/$P2/apps/second/upper" "$DATA/pods/prepared/$P2/apps/second/work"
 
 # Arguments after "--" replace the image's command, not its entrypoint.
 prepare_ok P3 busybox -- 'echo replaced'
@@ -431,39 +431,39 @@ assert_contains "status --wait of an exited pod" "$OUT" "state=exited"
 # ---------------------------------------------------------------------------
 echo "# app exit statuses"
 # ---------------------------------------------------------------------------
-mkdir -p "$RUN1/stage1/rootfs/sdpod/status"
-printf '3\n' >"$RUN1/stage1/rootfs/sdpod/status/busybox"
+mkdir -p "$RUN1/status"
+printf '3\n' >"$RUN1/status/busybox"
 assert_exit 0 sd status "$P1"
 assert_contains "status: app-busybox=3" "$OUT" "app-busybox=3"
 assert_match "status: exited=" $'(^|\n)exited=[0-9]{4}-[0-9]{2}-[0-9]{2}T' "$OUT"
 assert_exit 0 sd status --format=json "$P1"
 assert_jq "status --format=json: apps[].exit_status" "$OUT" '[.apps[] | .exit_status]' '[3]'
 assert_jq "status --format=json: apps[].exited and exited are set" "$OUT" '[.apps[0].exited != null, .exited != null]' '[true,true]'
-printf 'abc' >"$RUN1/stage1/rootfs/sdpod/status/busybox"
+printf 'abc' >"$RUN1/status/busybox"
 assert_exit 0 sd status "$P1"
-assert_contains "a garbage status file: a warning naming it" "$ERR" "sdpod/status/busybox"
+assert_contains "a garbage status file: a warning naming it" "$ERR" "status/busybox"
 assert_contains "a garbage status file: the warning is a warning" "$ERR" "warning"
 assert_not_contains "a garbage status file: no app-busybox=" "$OUT" "app-busybox="
 assert_contains "a garbage status file: the state is still shown" "$OUT" "state=exited"
 # The time of exit is when the status was recorded (the file's mtime).
-printf '0\n' >"$RUN1/stage1/rootfs/sdpod/status/busybox"
-touch -d '2021-02-03 04:05:06 UTC' "$RUN1/stage1/rootfs/sdpod/status/busybox"
+printf '0\n' >"$RUN1/status/busybox"
+touch -d '2021-02-03 04:05:06 UTC' "$RUN1/status/busybox"
 assert_exit 0 sd status "$P1"
 assert_contains "status: app-busybox=0" "$OUT" "app-busybox=0"
 assert_contains "status: exited= is the status file's mtime" "$OUT" "exited=2021-02-03T04:05:06.000000Z"
 # Only the apps of the manifest: a status file of another name is ignored.
-printf '9\n' >"$RUN1/stage1/rootfs/sdpod/status/ghost"
+printf '9\n' >"$RUN1/status/ghost"
 assert_exit 0 sd status "$P1"
 assert_not_contains "a status file of an app not in the manifest is ignored" "$OUT" "ghost"
 assert_eq "... silently" "" "$ERR"
 # The status directory is read without following symlinks out of the pod.
-rm -r "$RUN1/stage1/rootfs/sdpod/status"
+rm -r "$RUN1/status"
 mkdir "$T/elsewhere"
 printf '7\n' >"$T/elsewhere/busybox"
-ln -s "$T/elsewhere" "$RUN1/stage1/rootfs/sdpod/status"
+ln -s "$T/elsewhere" "$RUN1/status"
 assert_exit 0 sd status "$P1"
 assert_not_contains "a symlinked status directory is not followed" "$OUT" "app-busybox=7"
-rm -r "$RUN1/stage1/rootfs/sdpod" "$T/elsewhere"
+rm -r "$RUN1/status" "$T/elsewhere"
 
 # ---------------------------------------------------------------------------
 echo "# gc: mark, grace period, sweep"
@@ -798,16 +798,26 @@ echo "# a prepare that fails after the pod exists"
 import_ok TINY --name=tiny "$IMG/tiny"
 TINY_HEX=${TINY#sha256:}
 tiny_layer_digest=$(jq -r '.layers[0].digest' "$DATA/images/db/$TINY_HEX.json")
-# Neither its tree nor the blob to render it again: rendering fails.
+# Neither its tree nor the blob to render it again: rendering fails, and it
+# is found out while the request is checked, before a pod exists.
 rm -rf "${DATA:?}/tree/$TINY_HEX" "$DATA/images/blobs/sha256/${tiny_layer_digest#sha256:}"
 assert_exit "1|3|5" sd prepare tiny
+assert_eq "a prepare whose tree cannot be rendered prints no UUID" "" "$OUT"
+assert_contains "the message names the app" "$ERR" "app tiny"
+assert_eq "and makes no pod" "" "$(entries prepare)"
+assert_eq "no rendering staging left" "" "$(ls -A "$DATA/images/tmp" 2>/dev/null)"
+# A stage1 image without a rootfs fails the stage1's rendering, which
+# happens once the pod exists.
+mkdir "$T/broken-stage1"
+cp "$SDPOD_STAGE1/manifest" "$T/broken-stage1/"
+SDPOD_STAGE1="$T/broken-stage1" assert_exit "1|3|5" sd prepare busybox
 assert_eq "the failed prepare prints no UUID" "" "$OUT"
 failed=$(entries prepare)
 assert_match "the failed pod is left in prepare/" "$UUID_RE" "$failed"
 assert_contains "the message names the pod" "$ERR" "pod $failed"
+assert_contains "and the stage1 image" "$ERR" "$T/broken-stage1"
 assert_eq "the failed pod is prepare-failed" prepare-failed "$(json_state "$failed")"
 assert_dir_empty "no embryo left" "$DATA/pods/embryo"
-assert_eq "no rendering staging left" "" "$(ls -A "$DATA/images/tmp" 2>/dev/null)"
 assert_exit 0 sd gc
 assert_match "gc collects the failed prepare" '^marked 0 exited and 1 failed pods, expired 0 prepared pods, removed 1 pods' "$OUT"
 assert_dir_empty "prepare/ is empty after gc" "$DATA/pods/prepare"

@@ -75,8 +75,10 @@ exited_pod() {
 	printf -v "$1" '%s' "$u"
 }
 
-# app_root UUID: the mount point of the busybox app's root in a pod in run/.
+# app_root UUID: the mount point of the busybox app's root in a pod in run/
+# (the run entrypoint makes it when the pod starts: made here by hand).
 app_root() {
+	mkdir -p "$DATA/pods/run/$1/stage1/rootfs/opt/stage2/busybox/rootfs"
 	echo "$DATA/pods/run/$1/stage1/rootfs/opt/stage2/busybox/rootfs"
 }
 

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* pod-helper: the stage1's programs that run inside the pod, started by its
+ * units (sdpod-stage1(7)):
+ *
+ *   reap NAME          ExecStop of reaper@NAME.service: records the exit
+ *                      status of app@NAME.service in /sdpod/status/NAME and,
+ *                      when the app failed, makes it the pod's exit code
+ *   exit               ExecStop of shutdown.service: ends the pod
+ *   ready              supervisor-ready.service
+ *   fail CODE MESSAGE  an app or manifest the generator could not turn into
+ *                      a runnable unit: says why and exits with CODE */
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "bus-util.h"
+#include "fs.h"
+#include "macro.h"
+
+/* The pod directory as the pod sees it; tests point it elsewhere. */
+static const char *pod_dir(void) {
+        const char *e = getenv("SDPOD_POD_DIR");
+        return e && *e ? e : "/sdpod";
+}
+
+static int fail(Error *e) {
+        fprintf(stderr, "pod-helper: %s\n", e ? e->msg : strerror(ENOMEM));
+        error_free(e);
+        return 1;
+}
+
+static int reap(const char *app) {
+        Error *err = NULL;
+        char unit[256], path[PATH_MAX], buf[16];
+        snprintf(unit, sizeof(unit), "app@%s.service", app);
+        _cleanup_bus_ sd_bus *bus = NULL;
+        ServiceExit x;
+        if (bus_open_systemd_private(SYSTEMD_PRIVATE_SOCKET, &bus, &err) < 0 || bus_service_exit(bus, unit, &x, &err) < 0)
+                return fail(err);
+        if (!x.exited) {
+                printf("app %s did not run\n", app);
+                return 0;
+        }
+        snprintf(path, sizeof(path), "%s/status", pod_dir());
+        _cleanup_close_ int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int n = snprintf(buf, sizeof(buf), "%d\n", x.exit_status);
+        if (dir < 0)
+                return fail((error_sys(&err, -errno, "%s", path), err));
+        if (write_file_atomic_at(dir, app, buf, n, 0644, &err) < 0)
+                return fail(err);
+        printf("app %s exited with status %d (%s)\n", app, x.exit_status, x.result);
+        if (!x.failed)
+                return 0;
+        /* The pod exits with the status of the app that failed first. */
+        uint8_t code;
+        if (bus_manager_get_exit_code(bus, &code, &err) < 0 ||
+            (code == 0 && bus_manager_set_exit_code(bus, x.exit_status ? x.exit_status : 1, &err) < 0))
+                return fail(err);
+        return 0;
+}
+
+static int pod_exit(void) {
+        Error *err = NULL;
+        _cleanup_bus_ sd_bus *bus = NULL;
+        if (bus_open_systemd_private(SYSTEMD_PRIVATE_SOCKET, &bus, &err) < 0 || bus_manager_exit(bus, &err) < 0)
+                return fail(err);
+        return 0;
+}
+
+int main(int argc, char **argv) {
+        if (argc == 3 && streq(argv[1], "reap"))
+                return reap(argv[2]);
+        if (argc == 2 && streq(argv[1], "exit"))
+                return pod_exit();
+        if (argc == 2 && streq(argv[1], "ready")) {
+                puts("pod ready");
+                return 0;
+        }
+        if (argc == 4 && streq(argv[1], "fail")) {
+                fprintf(stderr, "%s\n", argv[3]);
+                return atoi(argv[2]) ?: 1;
+        }
+        fprintf(stderr, "Usage: pod-helper reap APP | exit | ready | fail CODE MESSAGE\n"
+                        "The stage1's helper inside a pod; see sdpod-stage1(7).\n");
+        return 2;
+}

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The verbs that hand a pod to its stage1: run-prepared, run, stop, enter. */
+#include <fcntl.h>
+#include <getopt.h>
+
+#include "app-args.h"
+#include "cli.h"
+#include "fs.h"
+#include "pod-prepare.h"
+#include "sdpod.h"
+#include "stage1.h"
+
+/* Hands a pod whose lock we hold, now in run/, to the stage1 run
+ * entrypoint, which boots it with systemd-nspawn: the lock fd passes
+ * through both execs and is held by nspawn until the pod has exited. */
+static int exec_run_entrypoint(Pod *p) {
+        Error *err = NULL;
+        char fd[16];
+        snprintf(fd, sizeof(fd), "%d", p->fd);
+        if (setenv("SDPOD_LOCK_FD", fd, 1) < 0 || fcntl(p->fd, F_SETFD, 0) < 0)
+                return cli_fail(error_sys(&err, -errno, "pod %s: cannot pass its lock on", p->uuid) < 0 ? err : NULL);
+        fflush(stdout);
+        stage1_exec(p->fd, p->uuid, STAGE1_ENTRYPOINT_RUN, NULL, &err);
+        fcntl(p->fd, F_SETFD, FD_CLOEXEC);
+        return cli_fail(err);
+}
+
+static const char run_prepared_usage[] =
+        "Usage: sdpod run-prepared UUID\n"
+        "\n"
+        "Runs a prepared pod in the foreground: boots it with systemd-nspawn and\n"
+        "exits when it exits, with the exit status of the app that failed (or 0).\n"
+        "It is what pod@UUID.service runs. Stop the pod with 'sdpod stop', SIGTERM\n"
+        "or Ctrl-C: its apps are stopped in order and their exit statuses recorded.\n";
+
+int verb_run_prepared(int argc, char **argv) {
+        int status, i = cli_parse_verb_options(argc, argv, run_prepared_usage, NULL, NULL, &status);
+        if (i < 0)
+                return status;
+        if (i != argc - 1)
+                return cli_usage_error(argv[0], i >= argc ? "missing UUID" : "takes one UUID");
+        Error *err = NULL;
+        _cleanup_pod_store_ PodStore *ps = NULL;
+        _cleanup_pod_ Pod *found = NULL, *p = NULL;
+        if (open_pod(argv[i], &ps, &found, &err) < 0 || pod_start_prepared(ps, found->uuid, &p, &err) < 0)
+                return cli_fail(err);
+        return exec_run_entrypoint(p);
+}
+
+static const char run_usage[] =
+        "Usage: sdpod run [--uuid-file=PATH] [PREPARE OPTIONS] IMAGE [APP OPTIONS] [-- ARGS...]\n"
+        "                 [--- IMAGE [APP OPTIONS] [-- ARGS...]]...\n"
+        "\n"
+        "Prepares a pod as 'sdpod prepare' does (see 'sdpod prepare --help' for the\n"
+        "options) and runs it in the foreground as 'sdpod run-prepared' does: the\n"
+        "apps' output goes to the terminal, and sdpod exits with the exit status of\n"
+        "the app that failed, or 0. Ctrl-C or SIGTERM stops the pod in order.\n"
+        "\n"
+        "  --uuid-file=PATH  write the pod's UUID to PATH before it starts\n";
+
+int verb_run(int argc, char **argv) {
+        if (wants_help(argc, argv)) {
+                fputs(run_usage, stdout);
+                return EXIT_OK;
+        }
+        Error *err = NULL;
+        const char *uuid_file = NULL;
+        int i = 1;
+        for (; i < argc && startswith(argv[i], "--uuid-file="); i++)
+                uuid_file = argv[i] + strlen("--uuid-file=");
+        if (uuid_file && !*uuid_file)
+                return cli_usage_error(argv[0], "--uuid-file= needs a path");
+        PodArgs args = {};
+        if (pod_args_parse(argc - i, argv + i, true, &args, &err) < 0) {
+                int status = cli_usage_error(argv[0], "%s", err->msg);
+                error_free(err);
+                return status;
+        }
+        _cleanup_pod_store_ PodStore *ps = NULL;
+        _cleanup_pod_ Pod *p = NULL;
+        int r;
+        {
+                /* The image store is held shared only while preparing. */
+                _cleanup_image_store_ ImageStore *is = NULL;
+                r = image_store_open(cli.dir, cli.dir_is_default, STORE_SHARED, &is, &err);
+                r = r < 0 ? r : open_pods(&ps, &err);
+                r = r < 0 ? r : pod_prepare(ps, is, &args, POD_DIR_RUN, &p, &err);
+        }
+        pod_args_done(&args);
+        if (r < 0)
+                return cli_fail(err);
+        if (uuid_file) {
+                char line[64];
+                int n = snprintf(line, sizeof(line), "%s\n", p->uuid);
+                if (write_file_atomic_at(AT_FDCWD, uuid_file, line, n, 0644, &err) < 0)
+                        return cli_fail(err);
+        }
+        return exec_run_entrypoint(p);
+}
+
+static const char stop_usage[] =
+        "Usage: sdpod stop [--force] UUID...\n"
+        "\n"
+        "Stops running pods and waits until they have exited. By default the pod\n"
+        "halts in order: its apps get SIGTERM (and SIGKILL after 10 s), and their\n"
+        "exit statuses are recorded. Prints the UUID of each pod stopped.\n"
+        "\n"
+        "  --force   kill the pod at once; exit statuses are not recorded\n";
+
+int verb_stop(int argc, char **argv) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "force", no_argument, NULL, 'f' },
+                {},
+        };
+        bool force = false;
+        int c;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        fputs(stop_usage, stdout);
+                        return EXIT_OK;
+                case 'f':
+                        force = true;
+                        break;
+                default:
+                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+                        return EXIT_USAGE;
+                }
+        if (optind >= argc)
+                return cli_usage_error(argv[0], "missing UUID");
+
+        int status = EXIT_OK;
+        for (int i = optind; i < argc; i++) {
+                Error *err = NULL;
+                _cleanup_pod_store_ PodStore *ps = NULL;
+                _cleanup_pod_ Pod *p = NULL;
+                char *force_arg[] = { "--force", NULL };
+                int r = open_pod(argv[i], &ps, &p, &err);
+                if (r >= 0 && p->state != POD_STATE_RUNNING)
+                        r = error_set(&err, -EALREADY, "pod %s is not running (%s)", p->uuid, pod_state_to_string(p->state));
+                r = r < 0 ? r : stage1_run(p->fd, p->uuid, STAGE1_ENTRYPOINT_STOP, force ? force_arg : NULL, &err);
+                r = r < 0 ? r : pod_wait(ps, p, 0, &err);
+                if (r < 0) {
+                        int s = cli_fail(err);
+                        status = status ?: s;
+                        continue;
+                }
+                puts(p->uuid);
+        }
+        return status;
+}
+
+static const char enter_usage[] =
+        "Usage: sdpod enter [--app=NAME] UUID [CMD [ARGS...]]\n"
+        "\n"
+        "Runs CMD (default: /bin/sh) inside a running app of a pod: in its\n"
+        "namespaces and root, with its environment, as root. The exit status is\n"
+        "CMD's.\n"
+        "\n"
+        "  --app=NAME   the app (needed when the pod has more than one)\n";
+
+int verb_enter(int argc, char **argv) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "app", required_argument, NULL, 'a' },
+                {},
+        };
+        const char *app = NULL;
+        int c;
+        /* "+": options end at the UUID; what follows is the command's. */
+        while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        fputs(enter_usage, stdout);
+                        return EXIT_OK;
+                case 'a':
+                        app = optarg;
+                        break;
+                default:
+                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+                        return EXIT_USAGE;
+                }
+        if (optind >= argc)
+                return cli_usage_error(argv[0], "missing UUID");
+
+        Error *err = NULL;
+        _cleanup_pod_store_ PodStore *ps = NULL;
+        _cleanup_pod_ Pod *p = NULL;
+        if (open_pod(argv[optind], &ps, &p, &err) < 0)
+                return cli_fail(err);
+        if (p->state != POD_STATE_RUNNING)
+                return cli_fail(error_set(&err, -EALREADY, "pod %s is not running (%s)", p->uuid, pod_state_to_string(p->state)) < 0 ? err : NULL);
+        _cleanup_free_ char *app_arg = NULL;
+        if (app && asprintf(&app_arg, "--app=%s", app) < 0)
+                return cli_fail(NULL);
+        char **args = calloc(argc - optind + 3, sizeof(char *));
+        if (!args)
+                return cli_fail(NULL);
+        size_t n = 0;
+        if (app_arg)
+                args[n++] = app_arg;
+        args[n++] = "--";
+        for (int i = optind + 1; i < argc; i++)
+                args[n++] = argv[i];
+        stage1_exec(p->fd, p->uuid, STAGE1_ENTRYPOINT_ENTER, args, &err);
+        free(args);
+        return cli_fail(err);
+}

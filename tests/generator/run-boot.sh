@@ -1,0 +1,163 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+#
+# Boots real pods with systemd-nspawn and the pod's systemd running
+# sdpod-generator, to show what the golden files cannot: that systemd reads
+# the units back as meant.
+#
+#  1. An app prints its argv and environment into a volume: the odd
+#     arguments and values of the manifest (quotes, backslashes, $, %,
+#     newlines, tabs, control characters, unicode) arrive unchanged. Its
+#     root is read-only (readOnlyRootFS), the volume writable.
+#  2. An app whose program does not exist: the pod exits with 127, through
+#     the graph (OnFailure=halt.target, the reaper, shutdown.service).
+#  3. A manifest that is not JSON: the pod exits with 125
+#     (sdpod-manifest-error.service, FailureAction=exit-force).
+#
+# The stage1 is built with stage1-rootfs/build-stage1 and a stand-in
+# pod-helper (a busybox script: fail, reap, exit, ready), so this tests the
+# generator and the static units, not the real helper.
+#
+# Needs root, systemd-nspawn, a static busybox and build-stage1; exits 77
+# (skipped) without them, unless SDPOD_BOOT_MUST_WORK=1 or CI=true.
+#
+# Usage: run-boot.sh GENERATOR SOURCE_ROOT
+set -uo pipefail
+
+generator=$(realpath "$1")
+src=$(realpath "$2")
+
+skip() {
+        echo "SKIP: $*"
+        [[ ${SDPOD_BOOT_MUST_WORK:-} == 1 || ${CI:-} == true ]] && exit 1
+        exit 77
+}
+((EUID == 0)) || skip "needs root"
+command -v systemd-nspawn >/dev/null || skip "systemd-nspawn not found"
+busybox=$(command -v busybox) || skip "busybox not found"
+file -L "$busybox" 2>/dev/null | grep -q "statically linked" || ldd "$busybox" 2>&1 | grep -q "not a dynamic" ||
+        skip "$busybox is not statically linked"
+[[ -x $src/stage1-rootfs/build-stage1 ]] || skip "stage1-rootfs/build-stage1 not found"
+
+tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/sdpod-boot.XXXXXX")
+trap 'rm -rf --one-file-system -- "$tmp"' EXIT
+
+failed=0
+passed=0
+check() { # check NAME CONDITION-RESULT MESSAGE
+        if [[ $2 == 0 ]]; then
+                passed=$((passed + 1))
+                echo "ok $1"
+        else
+                failed=$((failed + 1))
+                echo "FAIL $1: $3"
+        fi
+}
+
+# The stand-in helper, run by the pod's systemd.
+cat >"$tmp/pod-helper" <<'EOF'
+#!/usr/bin/busybox sh
+case "$1" in
+fail) echo "$3" >&2; exit "$2" ;;
+reap) mkdir -p /sdpod/status
+      /usr/bin/systemctl show -p ExecMainStatus --value "app@$2.service" > "/sdpod/status/$2" ;;
+exit) code=0
+      for f in /sdpod/status/*; do
+              [ -f "$f" ] || continue
+              s=$(/usr/bin/busybox cat "$f")
+              [ "$s" != 0 ] && [ "$code" = 0 ] && code=$s
+      done
+      # Manager.Exit(): a container's manager exits at once, with the code
+      /usr/bin/systemctl --force exit "$code" ;;
+ready) ;;
+esac
+EOF
+chmod 755 "$tmp/pod-helper"
+bash "$src/stage1-rootfs/build-stage1" "$tmp/stage1" 0 "$src/stage1-rootfs/units" "$generator" \
+        "$tmp/pod-helper" /bin/true >"$tmp/build.log" 2>&1 || {
+        cat "$tmp/build.log"
+        skip "build-stage1 failed"
+}
+cp "$busybox" "$tmp/stage1/rootfs/usr/bin/busybox"
+
+# boot POD_JSON APP... : a copy of the stage1 with the manifest and busybox
+# app roots; runs the pod, sets $rc and $pod.
+boot() {
+        pod=$tmp/pod-$RANDOM
+        cp -a "$tmp/stage1/rootfs" "$pod"
+        printf '%s\n' "$1" >"$pod/sdpod/pod"
+        shift
+        for app in "$@"; do
+                mkdir -p "$pod/opt/stage2/$app/rootfs/bin"
+                cp "$busybox" "$pod/opt/stage2/$app/rootfs/bin/busybox"
+                for c in sh cat env printf; do ln -s busybox "$pod/opt/stage2/$app/rootfs/bin/$c"; done
+        done
+        mkdir -p "$pod/sdpod/volumes/out"
+        timeout -s KILL 60 systemd-nspawn --quiet --boot --directory="$pod" --register=no --keep-unit \
+                --console=read-only --link-journal=no >"$pod.console" 2>&1 </dev/null
+        rc=$?
+}
+
+# --- 1: arguments and environment ------------------------------------------
+script='for a in "$0" "$@"; do printf "[%s]\n" "$a"; done > /out/args; env > /out/env; touch /ro 2>/dev/null && echo rw > /out/rootfs || echo ro > /out/rootfs'
+manifest=$(SCRIPT=$script python3 - <<'EOF'
+import json, os
+args = ["a b", "quote\"d", "back\\slash", "$HOME", "${X}", "$$", "100%", "%n", "line\nbreak",
+        "ünï€😀", ";", "tab\there", "\u0001ctl", "'single'", "-", "@at", "\\;"]
+env = [{"name": "WEIRD", "value": "a \"b\" \\c $d %e\nf"}, {"name": "EMPTY", "value": ""},
+       {"name": "UNICODE", "value": "ünï€"}]
+pod = {"acKind": "PodManifest", "acVersion": "0.8.11",
+       "apps": [{"name": "printer",
+                 "image": {"id": "sha256:" + "0" * 64},
+                 "app": {"exec": ["sh", "-c", os.environ["SCRIPT"], "argv0"] + args, "environment": env},
+                 "readOnlyRootFS": True,
+                 "mounts": [{"volume": "out", "path": "/out"}]}],
+       "volumes": [{"name": "out", "kind": "empty"}]}
+print(json.dumps(pod))
+EOF
+)
+boot "$manifest" printer
+check "boot: the pod exits 0" "$([[ $rc == 0 ]]; echo $?)" "exit $rc; console:
+$(cat "$pod.console")"
+expected=$(SCRIPT=$script python3 -c '
+import json, sys
+pod = json.loads(sys.stdin.read())
+for a in pod["apps"][0]["app"]["exec"][3:]:
+    sys.stdout.write("[%s]\n" % a)
+' <<<"$manifest")
+actual=$(cat "$pod/sdpod/volumes/out/args" 2>/dev/null)
+check "boot: argv arrives unchanged" "$([[ $actual == "$expected" ]]; echo $?)" \
+        "$(diff <(echo "$expected") <(echo "$actual"))"
+envfile=$pod/sdpod/volumes/out/env
+weird=$(python3 -c '
+import sys
+data = open(sys.argv[1], encoding="utf-8").read()
+print("ok" if "WEIRD=a \"b\" \\c $d %e\nf\n" in data and "\nEMPTY=\n" in data and "\nUNICODE=ünï€\n" in data
+      and "\nHOME=/\n" in data and "\nPATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n" in data
+      else "bad")' "$envfile" 2>/dev/null)
+check "boot: environment arrives unchanged" "$([[ $weird == ok ]]; echo $?)" "$(cat "$envfile" 2>&1)"
+check "boot: readOnlyRootFS is read-only, the volume is not" \
+        "$([[ $(cat "$pod/sdpod/volumes/out/rootfs" 2>/dev/null) == ro ]]; echo $?)" \
+        "$(cat "$pod/sdpod/volumes/out/rootfs" 2>&1)"
+check "boot: the reaper recorded the app's status" "$([[ $(cat "$pod/sdpod/status/printer" 2>/dev/null) == 0 ]]; echo $?)" \
+        "$(ls -la "$pod/sdpod/status" 2>&1)"
+
+# --- 2: a program that is not there ----------------------------------------
+manifest='{"acKind": "PodManifest", "acVersion": "0.8.11", "apps": [
+  {"name": "broken", "image": {"id": "sha256:'$(printf '0%.0s' {1..64})'"}, "app": {"exec": ["/bin/nope"]}}]}'
+boot "$manifest" broken
+check "boot: a missing program fails the pod with 127" "$([[ $rc == 127 ]]; echo $?)" "exit $rc; console:
+$(cat "$pod.console")"
+check "boot: the reason is on the console" \
+        "$(grep -qF 'app broken: apps[0].app.exec[0]: "/bin/nope" not found' "$pod.console"; echo $?)" \
+        "$(cat "$pod.console")"
+
+# --- 3: a manifest that cannot be read --------------------------------------
+boot '{"acKind": "PodManifest"'
+check "boot: a bad manifest fails the pod with 125" "$([[ $rc == 125 ]]; echo $?)" "exit $rc; console:
+$(cat "$pod.console")"
+check "boot: the manifest's problem is on the console" \
+        "$(grep -qF 'pod manifest /sdpod/pod: not valid JSON' "$pod.console"; echo $?)" "$(cat "$pod.console")"
+
+echo "boot: $passed passed, $failed failed"
+((failed == 0))

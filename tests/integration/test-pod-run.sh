@@ -1,0 +1,297 @@
+#!/bin/bash
+#
+# test-pod-run.sh - real pods under systemd-nspawn: sdpod run, run-prepared,
+# stop, enter; the stage1 (its units, sdpod-generator, the reapers) and the
+# exit statuses. Every pod boots the stage1 of the build ($SDPOD_STAGE1)
+# with busybox apps.
+#
+# What must hold after every scenario: no pod process left, no mount left
+# on the host (a pod's mounts live in its own mount namespace), and every
+# pod directory removable by gc.
+
+. "$(dirname "$0")/lib.sh"
+
+use_real_images
+require_tool systemd-nspawn systemd-container
+
+# Pods started in the background: their `sdpod run` PIDs (which become
+# systemd-nspawn's). The EXIT trap halts what is left, kills what does not
+# halt, and removes the pods (rm runs the stage1 gc entrypoint, which kills
+# a pod's processes left behind by a killed nspawn).
+BG_PIDS=()
+_cleanup_pods() {
+	set +e
+	trap - ERR
+	local pid i
+	for pid in "${BG_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null
+	done
+	for pid in "${BG_PIDS[@]}"; do
+		for i in $(seq 100); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	"$SDPOD" --dir="$DATA" list --no-legend 2>/dev/null | while read -r uuid _; do
+		"$SDPOD" --dir="$DATA" rm "$uuid" >/dev/null 2>&1
+	done
+}
+trap '_rc=$?; _cleanup_pods; (exit "$_rc"); _lib_on_exit' EXIT
+
+leak_begin
+
+echo "# building the image"
+IMG="$T/img"
+mkdir "$IMG"
+img_busybox_rootfs "$IMG/rootfs"
+img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
+import_ok BB --name=busybox "$IMG/oci"
+
+# run_bg VAR ARGS...: `sd run --uuid-file=... ARGS` in the background; VAR
+# gets the UUID, ${VAR}_PID the PID, ${VAR}_OUT the file with its output.
+run_bg() {
+	local var=$1 i
+	shift
+	rm -f "$T/uuid.$var"
+	# Not through sd: $! must be sdpod's own PID (then nspawn's), not that
+	# of a subshell running a function.
+	"$SDPOD" --dir="$DATA" run --uuid-file="$T/uuid.$var" "$@" >"$T/out.$var" 2>&1 &
+	BG_PIDS+=($!)
+	printf -v "${var}_PID" '%s' "$!"
+	printf -v "${var}_OUT" '%s' "$T/out.$var"
+	for i in $(seq 100); do
+		[ -s "$T/uuid.$var" ] && break
+		sleep 0.05
+	done
+	[ -s "$T/uuid.$var" ] || die "sdpod run $* wrote no UUID: $(cat "$T/out.$var")"
+	printf -v "$var" '%s' "$(cat "$T/uuid.$var")"
+}
+
+# wait_app UUID APP: until the app runs (enter can reach it), 20 s at most.
+wait_app() {
+	local i
+	for i in $(seq 200); do
+		sd enter --app="$2" "$1" true >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	fail "app $2 of pod $1 started within 20 s"
+	return 1
+}
+
+# wait_pid PID: waits for a background run and sets RC to its exit status.
+wait_pid() {
+	RC=0
+	wait "$1" || RC=$?
+}
+
+# status_of UUID KEY: one line of `sd status`.
+status_of() {
+	sd status "$1" | sed -n "s/^$2=//p"
+}
+
+# pod_procs UUID: PIDs of processes whose environment names the pod (its
+# PID 1 carries container_uuid=UUID).
+pod_procs() {
+	local p
+	for p in /proc/[0-9]*; do
+		grep -qzx "container_uuid=$1" "$p/environ" 2>/dev/null && echo "${p#/proc/}"
+	done
+	return 0
+}
+
+no_pod_procs() {
+	assert_eq "no process of pod $1 is left" "" "$(pod_procs "$1")"
+}
+
+# ---------------------------------------------------------------------------
+echo "# run: one app, its output and exit status 0"
+# ---------------------------------------------------------------------------
+assert_exit 0 sd run --uuid-file="$T/u1" busybox --exec=/bin/echo -- hello from the pod
+U1=$(cat "$T/u1")
+assert_contains "the app's output reaches sdpod run's output" "$OUT" "hello from the pod"
+assert_eq "the pod has exited" exited "$(status_of "$U1" state)"
+assert_eq "its exit status is recorded" 0 "$(status_of "$U1" app-busybox)"
+assert_file_exists "$DATA/pods/run/$U1/status/busybox"
+check "the status file holds a number and a newline" grep -qx 0 "$DATA/pods/run/$U1/status/busybox"
+no_pod_procs "$U1"
+
+# ---------------------------------------------------------------------------
+echo "# run: exit statuses 1 and 42 become sdpod's"
+# ---------------------------------------------------------------------------
+for code in 1 42; do
+	assert_exit "$code" sd run --uuid-file="$T/u" busybox --exec=/bin/sh -- -c "echo exiting $code; exit $code"
+	U=$(cat "$T/u")
+	assert_contains "exit $code: the app's output" "$OUT" "exiting $code"
+	assert_eq "exit $code: recorded for the app" "$code" "$(status_of "$U" app-busybox)"
+	assert_eq "exit $code: the pod has exited" exited "$(status_of "$U" state)"
+	no_pod_procs "$U"
+done
+
+# ---------------------------------------------------------------------------
+echo "# run: three apps; the one that fails halts the others"
+# ---------------------------------------------------------------------------
+assert_exit 42 sd run --uuid-file="$T/u3" \
+	busybox --app=first --exec=/bin/sleep -- 1000 \
+	--- busybox --app=second --exec=/bin/sleep -- 1000 \
+	--- busybox --app=failing --exec=/bin/sh -- -c 'sleep 1; exit 42'
+U3=$(cat "$T/u3")
+assert_eq "the failing app's status" 42 "$(status_of "$U3" app-failing)"
+# SIGTERM ends busybox sleep: 128 + 15.
+assert_eq "the first app was stopped (SIGTERM) and recorded" 143 "$(status_of "$U3" app-first)"
+assert_eq "the second app was stopped (SIGTERM) and recorded" 143 "$(status_of "$U3" app-second)"
+no_pod_procs "$U3"
+
+# Apps that all succeed: the pod ends with the last one, exit 0.
+assert_exit 0 sd run --uuid-file="$T/u" busybox --app=quick --exec=/bin/true \
+	--- busybox --app=slower --exec=/bin/sh -- -c 'sleep 1; echo slower done'
+U=$(cat "$T/u")
+assert_contains "the pod waits for its last app" "$OUT" "slower done"
+assert_eq "both recorded" "0 0" "$(status_of "$U" app-quick) $(status_of "$U" app-slower)"
+
+# ---------------------------------------------------------------------------
+echo "# an executable that is not in the image"
+# ---------------------------------------------------------------------------
+assert_exit 2 sd run busybox --exec=/bin/nope
+assert_contains "prepare names the missing executable" "$ERR" "/bin/nope"
+assert_eq "and makes no pod" "" "$(sd list --no-legend | awk '$3 != "exited"')"
+# One that vanished after prepare (the manifest edited by hand): the pod
+# runs, the app fails with 127 and the reason is on the pod's console.
+assert_exit 0 sd prepare busybox --exec=/bin/true
+UX=$OUT
+PX="$DATA/pods/prepared/$UX"
+jq '.apps[0].app.exec = ["/bin/gone"]' "$PX/pod" >"$PX/pod.new" && mv "$PX/pod.new" "$PX/pod"
+assert_exit 127 sd run-prepared "$UX"
+assert_contains "the console says which file is missing" "$OUT$ERR" "/bin/gone"
+assert_eq "127 is recorded" 127 "$(status_of "$UX" app-busybox)"
+no_pod_procs "$UX"
+
+# ---------------------------------------------------------------------------
+echo "# stop: an orderly halt records every status"
+# ---------------------------------------------------------------------------
+run_bg S1 --name=stopper busybox --app=one --exec=/bin/sleep -- 1000 \
+	--- busybox --app=two --exec=/bin/sh -- -c 'trap "echo two got TERM; exit 7" TERM; while :; do sleep 0.1; done'
+wait_app "$S1" one && wait_app "$S1" two
+assert_eq "a started pod is running" running "$(status_of "$S1" state)"
+assert_exit 4 sd rm "$S1"
+assert_contains "rm refuses a running pod" "$ERR" "running"
+assert_exit 0 sd stop "$S1"
+assert_eq "stop prints the UUID" "$S1" "$OUT"
+assert_eq "after stop the pod has exited" exited "$(status_of "$S1" state)"
+assert_eq "one: killed by SIGTERM" 143 "$(status_of "$S1" app-one)"
+assert_eq "two: its own exit status" 7 "$(status_of "$S1" app-two)"
+wait_pid "$S1_PID"
+# An app that exits non-zero on SIGTERM has failed: its status is the pod's.
+assert_eq "sdpod run's exit status" 7 "$RC"
+assert_contains "the app saw SIGTERM" "$(cat "$S1_OUT")" "two got TERM"
+no_pod_procs "$S1"
+assert_exit 4 sd stop "$S1"
+assert_contains "stop of an exited pod says so" "$ERR" "not running"
+
+# ---------------------------------------------------------------------------
+echo "# SIGTERM and SIGINT to sdpod run stop the pod in order"
+# ---------------------------------------------------------------------------
+for sig in TERM INT; do
+	run_bg S2 busybox --exec=/bin/sleep -- 1000
+	wait_app "$S2" busybox
+	kill -"$sig" "$S2_PID"
+	wait_pid "$S2_PID"
+	assert_eq "SIG$sig: sdpod run exits 0 (no app failed)" 0 "$RC"
+	assert_eq "SIG$sig: the status is recorded" 143 "$(status_of "$S2" app-busybox)"
+	no_pod_procs "$S2"
+done
+
+# ---------------------------------------------------------------------------
+echo "# stop --force, and a killed nspawn"
+# ---------------------------------------------------------------------------
+run_bg S3 busybox --exec=/bin/sleep -- 1000
+wait_app "$S3" busybox
+assert_exit 0 sd stop --force "$S3"
+assert_eq "after stop --force the pod has exited" exited "$(status_of "$S3" state)"
+assert_eq "no status is recorded" "" "$(status_of "$S3" app-busybox)"
+wait_pid "$S3_PID"
+no_pod_procs "$S3"
+
+# SIGKILL to nspawn leaves the pod's systemd running (nspawn does not take
+# it along); the pod reads as exited, and rm kills what is left.
+run_bg S4 busybox --exec=/bin/sleep -- 1000
+wait_app "$S4" busybox
+kill -KILL "$S4_PID"
+wait_pid "$S4_PID"
+assert_eq "a killed nspawn releases the lock: exited" exited "$(status_of "$S4" state)"
+assert_exit 0 sd rm "$S4"
+assert_contains "rm's gc entrypoint says what it killed" "$ERR" "killed its PID 1"
+no_pod_procs "$S4"
+
+# ---------------------------------------------------------------------------
+echo "# enter"
+# ---------------------------------------------------------------------------
+run_bg E1 --name=entered busybox --app=web --exec=/bin/sleep --set-env=GREETING=hi -- 1000 \
+	--- busybox --app=db --exec=/bin/sleep -- 1000
+wait_app "$E1" web && wait_app "$E1" db
+assert_exit 0 sd enter --app=web "$E1" /bin/sh -c 'echo "$GREETING from $(hostname)"'
+assert_eq "enter runs in the app with its environment, in the pod's UTS namespace" "hi from entered" "$OUT"
+assert_exit 0 sd enter --app=web "$E1" /bin/sh -c 'cat /proc/1/comm; ls /bin/busybox'
+assert_contains "enter is in the pod's pid namespace" "$OUT" "systemd"
+assert_contains "and in the app's root" "$OUT" "/bin/busybox"
+assert_exit 0 sd enter --app=db "$E1" /bin/ps
+assert_contains "the other app is visible (one pid namespace)" "$OUT" "sleep 1000"
+assert_exit 7 sd enter --app=web "$E1" /bin/sh -c 'exit 7'
+assert_exit 2 sd enter "$E1" true
+assert_contains "two apps: --app is needed" "$ERR" "--app"
+assert_exit 3 sd enter --app=nope "$E1" true
+assert_contains "an unknown app is named" "$ERR" "no app nope"
+assert_exit 127 sd enter --app=web "$E1" /bin/no-such-command
+assert_exit 0 sd enter --app=web "${E1:0:8}" true
+pass "enter takes a UUID prefix"
+
+# The manifest inside the pod is the host's file, seen anew after an atomic
+# rewrite (rename), which is how podapp will change a running pod.
+# (Read through the pod's root as its PID 1 sees it: the stage1 has no cat.)
+NSPAWN=$(cat "$DATA/pods/run/$E1/pid")
+LEADER=$(awk '{print $1}' "/proc/$NSPAWN/task/$NSPAWN/children")
+assert_eq "the pod sees the manifest at /sdpod/pod" "$(cat "$DATA/pods/run/$E1/pod")" \
+	"$(cat "/proc/$LEADER/root/sdpod/pod")"
+jq '.annotations += [{"name": "test/rewritten", "value": "yes"}]' "$DATA/pods/run/$E1/pod" >"$DATA/pods/run/$E1/pod.new"
+mv "$DATA/pods/run/$E1/pod.new" "$DATA/pods/run/$E1/pod"
+assert_contains "a rewrite by rename is seen inside the pod" "$(cat "/proc/$LEADER/root/sdpod/pod")" "test/rewritten"
+assert_exit 0 sd stop "$E1"
+wait_pid "$E1_PID"
+assert_exit 4 sd enter --app=web "$E1" true
+assert_contains "enter of an exited pod" "$ERR" "not running"
+no_pod_procs "$E1"
+
+# ---------------------------------------------------------------------------
+echo "# run-prepared"
+# ---------------------------------------------------------------------------
+assert_exit 0 sd prepare busybox --exec=/bin/sh -- -c 'echo prepared ran; exit 3'
+P1=$OUT
+assert_exit 3 sd run-prepared "${P1:0:8}"
+assert_contains "run-prepared runs the prepared pod" "$OUT" "prepared ran"
+assert_eq "and it is recorded" 3 "$(status_of "$P1" app-busybox)"
+assert_exit 4 sd run-prepared "$P1"
+assert_contains "a pod runs once" "$ERR" "$P1"
+
+# ---------------------------------------------------------------------------
+echo "# volumes"
+# ---------------------------------------------------------------------------
+mkdir "$T/hostvol"
+echo from-host >"$T/hostvol/in"
+assert_exit 0 sd run --volume=data,kind=host,source="$T/hostvol" --volume=scratch,kind=empty \
+	busybox --app=writer --user=0 --group=0 --mount=volume=data,target=/data --mount=volume=scratch,target=/scratch \
+	--exec=/bin/sh -- -c 'cat /data/in; echo from-pod >/data/out; echo shared >/scratch/f' \
+	--- busybox --app=reader --mount=volume=scratch,target=/s --exec=/bin/sh -- -c 'sleep 1; cat /s/f'
+assert_contains "the app reads the host volume" "$OUT" "from-host"
+assert_contains "an empty volume is shared by the apps" "$OUT" "shared"
+assert_eq "the app's write reaches the host" from-pod "$(cat "$T/hostvol/out" 2>/dev/null)"
+
+# ---------------------------------------------------------------------------
+echo "# what is left: exited pods, removed by gc"
+# ---------------------------------------------------------------------------
+assert_eq "every pod has exited" "" "$(sd list --no-legend | awk '$3 != "exited"')"
+assert_exit 0 sd gc --grace-period=0
+for d in embryo prepare prepared run exited-garbage garbage; do
+	assert_dir_empty "gc left nothing in pods/$d" "$DATA/pods/$d"
+done
+leak_check
