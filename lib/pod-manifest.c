@@ -1010,25 +1010,3 @@ int pod_manifest_set_annotation(PodManifest *m, const char *name, const char *va
                 return error_sys(err, -ENOMEM, "%s", MUTATION_WHAT);
         return manifest_replace(m, TAKE_PTR(copy), err);
 }
-
-char **pod_app_environ(const PodApp *app, const char *term) {
-        char **env = calloc(1, sizeof(char *));
-        bool has_term = false;
-        for (size_t i = 0; env && i < app->n_environment; i++) {
-                char *kv = NULL;
-                has_term = has_term || streq(app->environment[i].name, "TERM");
-                if (asprintf(&kv, "%s=%s", app->environment[i].name, app->environment[i].value) < 0 || strv_push(&env, kv) < 0) {
-                        free(kv);
-                        strv_free(env);
-                        return NULL;
-                }
-                free(kv);
-        }
-        char *t = NULL;
-        if (env && term && !has_term && (asprintf(&t, "TERM=%s", term) < 0 || strv_push(&env, t) < 0)) {
-                strv_free(env);
-                env = NULL;
-        }
-        free(t);
-        return env;
-}

@@ -142,7 +142,3 @@ int pod_manifest_set_annotation(PodManifest *m, const char *name, const char *va
  * ([a-z0-9]+([-._~/][a-z0-9]+)*). */
 bool pod_app_name_is_valid(const char *name);
 bool pod_identifier_is_valid(const char *name);
-
-/* The environment an app runs with: its manifest environment, plus TERM
- * when given and the manifest sets none. NULL on ENOMEM. */
-char **pod_app_environ(const PodApp *app, const char *term);

@@ -17,7 +17,7 @@ bool pod_name_is_valid(const char *name) {
         if (n == 0 || n > 64 || name[0] == '-' || name[0] == '.')
                 return false;
         for (const char *c = name; *c; c++)
-                if (!isalnum((unsigned char) *c) && !strchr("_.-", *c))
+                if (!isalnum((unsigned char) *c) && !strchr(".-", *c))
                         return false;
         return true;
 }
@@ -188,7 +188,7 @@ int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **re
                 return error_sys(err, r, "pod manifest");
         if (args->name) {
                 if (!pod_name_is_valid(args->name))
-                        return error_set(err, -EINVAL, "--name=%s: a pod name is 1 to 64 letters, digits, '_', '.' and '-', "
+                        return error_set(err, -EINVAL, "--name=%s: a pod name is 1 to 64 letters, digits, '.' and '-', "
                                          "not starting with '-' or '.'", args->name);
                 if ((r = pod_manifest_set_annotation(m, POD_ANNOTATION_NAME, args->name, err)) < 0)
                         return r;

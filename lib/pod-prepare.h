@@ -34,6 +34,6 @@ int pod_render_app(int pod_fd, ImageStore *is, const PodApp *app, Error **err);
 /* The directories of pod_render_app(), without the tree. */
 int pod_create_app_dirs(int pod_fd, const char *app, Error **err);
 
-/* A pod name (--name): 1 to 64 of [A-Za-z0-9_.-], not starting with '-'
+/* A pod name (--name): 1 to 64 of [A-Za-z0-9.-], not starting with '-'
  * or '.'; it becomes the pod's machine name. */
 bool pod_name_is_valid(const char *name);

@@ -541,11 +541,14 @@ static int pod_destroy(PodStore *s, Pod *p, Error **err) {
         if (!path)
                 return error_sys(err, -ENOMEM, "pod %s", p->uuid);
         Error *gc_err = NULL;
-        if (stage1_run(p->fd, p->uuid, STAGE1_ENTRYPOINT_GC, NULL, &gc_err) < 0) {
+        int r = stage1_run(p->fd, p->uuid, STAGE1_ENTRYPOINT_GC, NULL, &gc_err);
+        if (r == -EOPNOTSUPP)
+                error_free(TAKE_PTR(gc_err)); /* nothing to run */
+        else if (r < 0) {
                 warn("%s; deleting the pod anyway", gc_err->msg);
                 error_free(gc_err);
         }
-        int r = umount_below(path, NULL, err);
+        r = umount_below(path, NULL, err);
         if (r < 0)
                 return error_prefix(err, "pod %s", p->uuid);
         if ((r = rm_rf_at(s->dir_fds[p->dir], p->uuid)) < 0)

@@ -166,7 +166,7 @@ int stage1_run(int pod_fd, const char *uuid, const char *name, char *const *args
         _cleanup_free_ char *path = NULL;
         _cleanup_close_ int exe = open_entrypoint(pod_fd, name, &path, err);
         if (exe == -EOPNOTSUPP)
-                return 0;
+                return error_set(err, exe, "pod %s: its stage1 has no %s entrypoint", uuid, what);
         if (exe < 0)
                 return error_prefix(err, "pod %s", uuid);
 

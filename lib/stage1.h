@@ -44,7 +44,8 @@ int stage1_image_of(int pod_fd, char **ret, Error **err);
  * entrypoint is -EOPNOTSUPP. */
 int stage1_exec(int pod_fd, const char *uuid, const char *name, char *const *args, Error **err);
 
-/* The same in a child process, waited for. A pod without the entrypoint has
- * nothing to run (0). A failure is an error that names the entrypoint and
- * the exit status (-EPROTO). */
+/* The same in a child process, waited for. A pod whose stage1 has no such
+ * entrypoint: -EOPNOTSUPP, with a message (for gc, nothing to run). A
+ * failure is an error that names the entrypoint and the exit status
+ * (-EPROTO). */
 int stage1_run(int pod_fd, const char *uuid, const char *name, char *const *args, Error **err);

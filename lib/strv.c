@@ -41,3 +41,10 @@ bool strv_contains(char *const *l, const char *value) {
                         return true;
         return false;
 }
+
+const char *strv_find_prefix(char *const *l, const char *prefix) {
+        for (; l && *l; l++)
+                if (startswith(*l, prefix))
+                        return *l;
+        return NULL;
+}

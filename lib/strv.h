@@ -20,3 +20,5 @@ size_t strv_length(char *const *l);
 char **strv_copy(char *const *l);
 int strv_push(char ***l, const char *value);
 bool strv_contains(char *const *l, const char *value);
+/* The first entry that starts with prefix ("TERM="), or NULL. */
+const char *strv_find_prefix(char *const *l, const char *prefix);

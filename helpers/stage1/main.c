@@ -15,6 +15,7 @@
 #include <signal.h>
 #include <sys/syscall.h>
 
+#include "app-unit.h"
 #include "macro.h"
 #include "pod-manifest.h"
 #include "pod-process.h"
@@ -94,12 +95,31 @@ static int enter(const char *uuid, const char *app_name, char **cmd) {
                 fprintf(stderr, "enter: pod %s: app %s is not running\n", uuid, app->name);
                 return 3;
         }
-        _cleanup_strv_free_ char **env = pod_app_environ(app, getenv("TERM"));
+        pod_process_done(&p);
+        /* The environment the app's unit gives it (the manifest's, with
+         * PATH and HOME when it has none), and the caller's TERM. */
+        char root[64];
+        snprintf(root, sizeof(root), "/proc/%d/root", (int) target);
+        _cleanup_close_ int root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0) {
+                error_sys(&err, -errno, "app %s: %s", app->name, root);
+                return fail(err);
+        }
+        _cleanup_app_unit_ AppUnit *u = NULL;
+        if (app_unit_resolve(m, app - m->apps, root_fd, &u, &err) < 0)
+                return fail(err);
+        _cleanup_strv_free_ char **env = strv_copy(u->environment);
+        const char *term = getenv("TERM");
+        char *term_kv = NULL;
+        if (!env || (term && !strv_find_prefix(env, "TERM=") &&
+                     (asprintf(&term_kv, "TERM=%s", term) < 0 || strv_push(&env, term_kv) < 0)))
+                return fail(NULL);
+        free(term_kv);
         char *shell[] = { "/bin/sh", NULL };
         int status = 0;
-        int r = env ? pod_enter_process(target, cmd && cmd[0] ? cmd : shell, env, &status, &err) : -ENOMEM;
-        pod_process_done(&p);
-        return r < 0 ? fail(err) : status;
+        if (pod_enter_process(target, cmd && cmd[0] ? cmd : shell, env, &status, &err) < 0)
+                return fail(err);
+        return status;
 }
 
 static int gc(const char *uuid) {

@@ -247,6 +247,8 @@ prepare_fails 2 '"extra"' busybox extra
 prepare_fails 2 "--name=a b" --name='a b' busybox
 prepare_fails 2 "--name=-x" --name=-x busybox
 prepare_fails 2 "--name=a/b" --name=a/b busybox
+# A machine name is a host name: no "_" (systemd-nspawn would refuse it).
+prepare_fails 2 "--name=my_pod" --name=my_pod busybox
 prepare_fails 2 "--name=" --name= busybox
 prepare_fails 2 "--app=BAD" busybox --app=BAD
 prepare_fails 2 "--set-env=NOVALUE" busybox --set-env=NOVALUE

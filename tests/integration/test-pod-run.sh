@@ -232,6 +232,8 @@ run_bg E1 --name=entered busybox --app=web --exec=/bin/sleep --set-env=GREETING=
 wait_app "$E1" web && wait_app "$E1" db
 assert_exit 0 sd enter --app=web "$E1" /bin/sh -c 'echo "$GREETING from $(hostname)"'
 assert_eq "enter runs in the app with its environment, in the pod's UTS namespace" "hi from entered" "$OUT"
+assert_exit 0 sd enter --app=web "$E1" /bin/sh -c 'echo "$HOME"'
+assert_eq "enter gives the app's HOME, as its unit does" /home/app "$OUT"
 assert_exit 0 sd enter --app=web "$E1" /bin/sh -c 'cat /proc/1/comm; ls /bin/busybox'
 assert_contains "enter is in the pod's pid namespace" "$OUT" "systemd"
 assert_contains "and in the app's root" "$OUT" "/bin/busybox"
