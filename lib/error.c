@@ -68,3 +68,25 @@ void error_free(Error *e) {
         free(e->msg);
         free(e);
 }
+
+const char *value_quote(const char *s, char buf[static VALUE_QUOTED_MAX]) {
+        size_t n = 0, i = 0;
+        buf[n++] = '"';
+        for (; s[i] && i < 64; i++) {
+                unsigned char c = (unsigned char) s[i];
+                if (c == '"' || c == '\\') {
+                        buf[n++] = '\\';
+                        buf[n++] = (char) c;
+                } else if (c < 0x20 || c == 0x7f)
+                        n += (size_t) snprintf(buf + n, VALUE_QUOTED_MAX - n, "\\x%02x", c);
+                else
+                        buf[n++] = (char) c;
+        }
+        buf[n++] = '"';
+        if (s[i]) {
+                memcpy(buf + n, "...", 3);
+                n += 3;
+        }
+        buf[n] = 0;
+        return buf;
+}

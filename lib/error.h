@@ -23,3 +23,9 @@ int error_prefix(Error **err, const char *fmt, ...) _printf_(2, 3);
 void error_free(Error *e);
 static inline void error_freep(Error **e) { error_free(*e); }
 #define _cleanup_error_ _cleanup_(error_freep)
+
+/* A value from a manifest or an image, quoted for a message: at most 64 bytes of it,
+ * '"' and '\\' escaped and control characters as \xNN, so a hostile
+ * manifest cannot write to a terminal or a log through an error. */
+#define VALUE_QUOTED_MAX 300
+const char *value_quote(const char *s, char buf[static VALUE_QUOTED_MAX]);

@@ -143,33 +143,6 @@ static char *path_to_string(const Path *p) {
         return s;
 }
 
-/* A value from the document, quoted for a message: at most 64 bytes of it,
- * control characters escaped, so a hostile manifest cannot write to the
- * terminal through an error. */
-#define QUOTED_MAX 300
-static const char *quote(const char *s, char buf[static QUOTED_MAX]) {
-        size_t n = 0;
-        buf[n++] = '"';
-        size_t i = 0;
-        for (; s[i] && i < 64; i++) {
-                unsigned char c = (unsigned char) s[i];
-                if (c == '"' || c == '\\') {
-                        buf[n++] = '\\';
-                        buf[n++] = (char) c;
-                } else if (c < 0x20 || c == 0x7f)
-                        n += (size_t) snprintf(buf + n, QUOTED_MAX - n, "\\x%02x", c);
-                else
-                        buf[n++] = (char) c;
-        }
-        buf[n++] = '"';
-        if (s[i]) {
-                memcpy(buf + n, "...", 3);
-                n += 3;
-        }
-        buf[n] = 0;
-        return buf;
-}
-
 typedef struct Checker {
         const char *what;
         Error **err;
@@ -326,10 +299,10 @@ static int check_name_values(const Checker *c, struct json_object *o, const Path
                     (r = get_string(c, e, ep, "name", true, &name)) < 0 ||
                     (r = get_string(c, e, ep, "value", true, &value)) < 0)
                         return r;
-                char q[QUOTED_MAX];
+                char q[VALUE_QUOTED_MAX];
                 if (kind == NAME_VALUE_ANNOTATION && !pod_identifier_is_valid(name))
                         return bad(c, KEY(ep, "name"), "%s is not a valid identifier ([a-z0-9]+([-._~/][a-z0-9]+)*)",
-                                   quote(name, q));
+                                   value_quote(name, q));
                 if (kind == NAME_VALUE_ENVIRONMENT && !*name)
                         return bad(c, KEY(ep, "name"), "must not be empty");
                 if (kind == NAME_VALUE_ENVIRONMENT && strchr(name, '='))
@@ -339,7 +312,7 @@ static int check_name_values(const Checker *c, struct json_object *o, const Path
                         return oom(c);
                 if (r > 0)
                         return bad(c, KEY(ep, "name"), "duplicate %s %s",
-                                   kind == NAME_VALUE_ANNOTATION ? "annotation" : "variable", quote(name, q));
+                                   kind == NAME_VALUE_ANNOTATION ? "annotation" : "variable", value_quote(name, q));
                 list[i] = (PodNameValue) { .name = name, .value = value };
         }
         *ret = TAKE_PTR(list);
@@ -365,10 +338,10 @@ static int check_isolators(const Checker *c, struct json_object *o, const Path *
                 if ((r = check_object(c, e, ep)) < 0 ||
                     (r = get_string(c, e, ep, "name", true, &name)) < 0)
                         return r;
-                char q[QUOTED_MAX];
+                char q[VALUE_QUOTED_MAX];
                 if (!pod_identifier_is_valid(name))
                         return bad(c, KEY(ep, "name"), "%s is not a valid identifier ([a-z0-9]+([-._~/][a-z0-9]+)*)",
-                                   quote(name, q));
+                                   value_quote(name, q));
                 /* Any JSON value, null included, is the generator's to judge;
                  * only a missing one is refused. */
                 if (!json_object_object_get_ex(e, "value", &value))
@@ -387,8 +360,8 @@ static int check_absolute_path(const Checker *c, struct json_object *o, const Pa
                 return r;
         const char *problem = absolute_path_problem(*ret);
         if (problem) {
-                char q[QUOTED_MAX];
-                return bad(c, KEY(p, key), "%s: %s", quote(*ret, q), problem);
+                char q[VALUE_QUOTED_MAX];
+                return bad(c, KEY(p, key), "%s: %s", value_quote(*ret, q), problem);
         }
         return 0;
 }
@@ -396,9 +369,9 @@ static int check_absolute_path(const Checker *c, struct json_object *o, const Pa
 static int check_ac_name(const Checker *c, const Path *p, const char *name) {
         if (pod_app_name_is_valid(name))
                 return 0;
-        char q[QUOTED_MAX];
+        char q[VALUE_QUOTED_MAX];
         return bad(c, p, "%s is not a valid name ([a-z0-9]+(-[a-z0-9]+)*, at most %d characters)",
-                   quote(name, q), AC_NAME_MAX);
+                   value_quote(name, q), AC_NAME_MAX);
 }
 
 static int check_volume(const Checker *c, struct json_object *e, const Path *ep, PodVolume *v) {
@@ -413,7 +386,7 @@ static int check_volume(const Checker *c, struct json_object *e, const Path *ep,
             (r = get_bool(c, e, ep, "recursive", &recursive)) < 0)
                 return r;
 
-        char q[QUOTED_MAX];
+        char q[VALUE_QUOTED_MAX];
         if (streq(kind, "host")) {
                 v->kind = POD_VOLUME_HOST;
                 if ((r = check_absolute_path(c, e, ep, "source", true, &v->source)) < 0)
@@ -425,7 +398,7 @@ static int check_volume(const Checker *c, struct json_object *e, const Path *ep,
                 return 0;
         }
         if (!streq(kind, "empty"))
-                return bad(c, KEY(ep, "kind"), "expected \"host\" or \"empty\", got %s", quote(kind, q));
+                return bad(c, KEY(ep, "kind"), "expected \"host\" or \"empty\", got %s", value_quote(kind, q));
 
         v->kind = POD_VOLUME_EMPTY;
         if (member(e, "source"))
@@ -440,7 +413,7 @@ static int check_volume(const Checker *c, struct json_object *e, const Path *ep,
                 size_t n = strlen(mode);
                 if (n == 0 || n > 4 || strspn(mode, "01234567") != n)
                         return bad(c, KEY(ep, "mode"), "%s is not an octal mode (1 to 4 digits 0-7, as \"0755\")",
-                                   quote(mode, q));
+                                   value_quote(mode, q));
                 v->mode = (uint32_t) strtoul(mode, NULL, 8);
         }
         v->uid = (uint32_t) uid;
@@ -550,10 +523,10 @@ static int check_app(const Checker *c, struct json_object *entry, const Path *ep
             (r = get_string(c, image, ip, "name", false, &a->image_name)) < 0 ||
             (r = get_string(c, image, ip, "id", true, &a->image_id)) < 0)
                 return r;
-        char q[QUOTED_MAX];
+        char q[VALUE_QUOTED_MAX];
         if (!digest_is_valid(a->image_id))
                 return bad(c, KEY(ip, "id"), "%s is not a sha256 digest (\"sha256:\" and 64 lowercase hexadecimal digits)",
-                           quote(a->image_id, q));
+                           value_quote(a->image_id, q));
 
         const Path *pp = KEY(ep, "app");
         if (!(app = member(entry, "app")))
@@ -604,7 +577,7 @@ static void manifest_view_done(PodManifest *m) {
 static int manifest_validate(struct json_object *o, const char *what, PodManifest *ret, Error **err) {
         const Checker checker = { .what = what, .err = err }, *c = &checker;
         _cleanup_(manifest_view_done) PodManifest v = {};
-        char q[QUOTED_MAX];
+        char q[VALUE_QUOTED_MAX];
         int r;
 
         if (!json_object_is_type(o, json_type_object))
@@ -614,12 +587,12 @@ static int manifest_validate(struct json_object *o, const char *what, PodManifes
         if ((r = get_string(c, o, NULL, "acKind", true, &kind)) < 0)
                 return r;
         if (!streq(kind, POD_MANIFEST_KIND))
-                return bad(c, KEY(NULL, "acKind"), "expected \"%s\", got %s", POD_MANIFEST_KIND, quote(kind, q));
+                return bad(c, KEY(NULL, "acKind"), "expected \"%s\", got %s", POD_MANIFEST_KIND, value_quote(kind, q));
         if ((r = get_string(c, o, NULL, "acVersion", true, &version)) < 0)
                 return r;
         if (!semver_is_valid(version))
                 return bad(c, KEY(NULL, "acVersion"), "%s is not a version (MAJOR.MINOR.PATCH, as \"%s\")",
-                           quote(version, q), POD_MANIFEST_VERSION);
+                           value_quote(version, q), POD_MANIFEST_VERSION);
 
         /* Volumes first: the apps' mounts refer to them. */
         struct json_object *volumes, *apps;
@@ -850,9 +823,9 @@ static int environment_from_strv(char *const *env, const Path *p, struct json_ob
                 return oom(&c);
         for (char *const *i = env; i && *i; i++) {
                 const char *eq = strchr(*i, '=');
-                char q[QUOTED_MAX];
+                char q[VALUE_QUOTED_MAX];
                 if (!eq)
-                        return bad(&c, p, "%s is not NAME=VALUE", quote(*i, q));
+                        return bad(&c, p, "%s is not NAME=VALUE", value_quote(*i, q));
                 _cleanup_free_ char *name = strndup(*i, (size_t) (eq - *i));
                 if (!name)
                         return oom(&c);

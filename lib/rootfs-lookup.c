@@ -7,28 +7,6 @@
 #include "path.h"
 #include "rootfs-lookup.h"
 
-const char *value_quote(const char *s, char buf[static VALUE_QUOTED_MAX]) {
-        size_t n = 0, i = 0;
-        buf[n++] = '"';
-        for (; s[i] && i < 64; i++) {
-                unsigned char c = (unsigned char) s[i];
-                if (c == '"' || c == '\\') {
-                        buf[n++] = '\\';
-                        buf[n++] = (char) c;
-                } else if (c < 0x20 || c == 0x7f)
-                        n += (size_t) snprintf(buf + n, VALUE_QUOTED_MAX - n, "\\x%02x", c);
-                else
-                        buf[n++] = (char) c;
-        }
-        buf[n++] = '"';
-        if (s[i]) {
-                memcpy(buf + n, "...", 3);
-                n += 3;
-        }
-        buf[n] = 0;
-        return buf;
-}
-
 int parse_id(const char *s, uint32_t *ret) {
         if (!s || !*s || strspn(s, "0123456789") != strlen(s))
                 return -EINVAL;

@@ -17,12 +17,6 @@
 /* The search path of an app whose environment has no PATH (Docker's). */
 #define ROOTFS_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
-/* A value from a manifest or an image, quoted for a message: at most 64 bytes of it,
- * '"' and '\\' escaped and control characters as \xNN, so a hostile
- * manifest cannot write to a terminal or a log through an error. */
-#define VALUE_QUOTED_MAX 300
-const char *value_quote(const char *s, char buf[static VALUE_QUOTED_MAX]);
-
 /* A decimal user or group id as systemd accepts it: 0..4294967294 without
  * 65535 (the 16-bit -1). -EINVAL when s is not all digits, -ERANGE when the
  * number is not a valid id. */
