@@ -3,6 +3,7 @@
 #include <libgen.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <linux/close_range.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -135,10 +136,19 @@ static int private_nspawn_propagate_dir(Error **err) {
         return 0;
 }
 
-static int mount_pod(const char *pod, const PodManifest *m, Error **err) {
-        _cleanup_close_ int pod_fd = open(pod, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (pod_fd < 0)
-                return error_sys(err, -errno, "%s", pod);
+/* Mounts made from here on live in this namespace only; the host's still
+ * propagate in (slave), ours never out. Directories opened before belong to
+ * the old namespace's mounts: paths from them would not see the new ones. */
+static int enter_private_mount_namespace(Error **err) {
+        if (unshare(CLONE_NEWNS) < 0)
+                return error_sys(err, -errno, "cannot create a mount namespace");
+        if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+                return error_sys(err, -errno, "cannot make the mount namespace a slave");
+        return private_nspawn_propagate_dir(err);
+}
+
+/* pod_fd must have been opened in the private mount namespace. */
+static int mount_pod(const char *pod, int pod_fd, const PodManifest *m, Error **err) {
         _cleanup_free_ char *image = NULL;
         int r = stage1_image_of(pod_fd, &image, err);
         if (r < 0)
@@ -149,20 +159,6 @@ static int mount_pod(const char *pod, const PodManifest *m, Error **err) {
         snprintf(data_buf, sizeof(data_buf), "%s", pod);
         /* DATA/pods/run/UUID */
         const char *data = dirname(dirname(dirname(data_buf)));
-
-        /* Mounts made from here on live in this namespace only; the host's
-         * still propagate in (slave), ours never out. */
-        if (unshare(CLONE_NEWNS) < 0)
-                return error_sys(err, -errno, "cannot create a mount namespace");
-        if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
-                return error_sys(err, -errno, "cannot make the mount namespace a slave");
-        if ((r = private_nspawn_propagate_dir(err)) < 0)
-                return r;
-        /* A directory opened before belongs to the old namespace's mounts:
-         * paths from it would not see the ones made here. */
-        closep(&pod_fd);
-        if ((pod_fd = open(pod, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-                return error_sys(err, -errno, "%s", pod);
 
         _cleanup_free_ char *lower = path_join3(image, "rootfs", NULL), *rootfs = path_join3(pod, "stage1/rootfs", NULL),
                            *upper = path_join3(pod, "stage1/upper", NULL), *work = path_join3(pod, "stage1/work", NULL),
@@ -204,12 +200,15 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         char pod[PATH_MAX];
         if (!getcwd(pod, sizeof(pod)))
                 return error_sys(err, -errno, "pod %s: cannot tell the pod directory", uuid);
-        _cleanup_close_ int pod_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int r = enter_private_mount_namespace(err);
+        if (r < 0)
+                return error_prefix(err, "pod %s", uuid);
+        _cleanup_close_ int pod_fd = open(pod, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (pod_fd < 0)
                 return error_sys(err, -errno, "pod %s: %s", uuid, pod);
         _cleanup_pod_manifest_ PodManifest *m = NULL;
-        int r = pod_manifest_read_at(pod_fd, "pod", "pod manifest", &m, err);
-        if (r < 0 || (r = mount_pod(pod, m, err)) < 0 || (r = write_pid_file(pod_fd, err)) < 0)
+        if ((r = pod_manifest_read_at(pod_fd, "pod", "pod manifest", &m, err)) < 0 ||
+            (r = mount_pod(pod, pod_fd, m, err)) < 0 || (r = write_pid_file(pod_fd, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
 
         NspawnHost host;
@@ -226,9 +225,14 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 host.keep_unit ? "--keep-unit" : NULL,
                 NULL,
         };
-        /* The lock passes to nspawn, which holds it for the pod's life. */
+        /* The lock passes to nspawn, which holds it for the pod's life;
+         * nothing else does (the fd of this very program, which stage0
+         * leaves open for scripts, included). */
         if (fcntl(lock_fd, F_SETFD, 0) < 0)
                 return error_sys(err, -errno, "pod %s: the lock fd %d", uuid, lock_fd);
+        if ((lock_fd > 3 && close_range(3, lock_fd - 1, CLOSE_RANGE_CLOEXEC) < 0) ||
+            close_range(lock_fd + 1, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+                return error_sys(err, -errno, "pod %s: cannot close the other fds on exec", uuid);
         execv(SYSTEMD_NSPAWN, argv);
         r = -errno;
         fcntl(lock_fd, F_SETFD, FD_CLOEXEC);

@@ -116,10 +116,10 @@ static int open_entrypoint(int pod_fd, const char *name, char **ret_path, Error 
         _cleanup_free_ char *image_rootfs = NULL;
         if (image && asprintf(&image_rootfs, "%s/rootfs", image) < 0)
                 return error_sys(err, -ENOMEM, "stage1");
-        _cleanup_close_ int rootfs = image_rootfs ? open(image_rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC)
+        _cleanup_close_ int rootfs = image_rootfs ? RET_NERRNO(open(image_rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC))
                 : open_beneath_no_symlinks(pod_fd, "stage1/rootfs", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
         if (rootfs < 0)
-                return error_sys(err, rootfs == -1 ? -errno : rootfs, "stage1 %s", image_rootfs ? image_rootfs : "stage1/rootfs");
+                return error_sys(err, rootfs, "stage1 %s", image_rootfs ? image_rootfs : "stage1/rootfs");
         /* Symlinks inside the stage1 resolve within it, as they would in
          * the pod. */
         int exe = open_in_root(rootfs, entry, O_PATH | O_CLOEXEC, 0);
