@@ -47,6 +47,8 @@ typedef struct PodArgs {
         size_t n_volumes;
         AppArgs *apps;
         size_t n_apps;
+        bool mutable_pod;               /* podapp sandbox: annotation sdpod/mutable */
+        bool keep_on_app_failure;       /* podapp sandbox --keep-on-app-failure */
 } PodArgs;
 
 /* Parses argv (the operands and options after the verb). With

@@ -20,6 +20,14 @@
 #define POD_VOLUMES_DIR "/sdpod/volumes"
 #define POD_APPS_DIR "/opt/stage2"    /* an app's root: POD_APPS_DIR/NAME/rootfs */
 #define POD_HELPER "/usr/lib/sdpod/pod-helper"
+/* Each app's directory in the pod directory (upper/, work/ of its root),
+ * seen in the pod as /sdpod/apps/NAME. */
+#define POD_APP_DIR "apps"
+/* apps/NAME/stop-requested: podapp stop asked the app to stop. While it
+ * exists, the app ending with a failure (its own status on SIGTERM, or
+ * SIGKILL at the end of the grace period) neither halts the pod nor
+ * becomes its exit code. podapp start removes it. */
+#define POD_APP_STOP_REQUESTED "stop-requested"
 
 /* Exit codes of an app that cannot be started, as a shell reports them. */
 #define APP_EXIT_CANNOT_RUN 125         /* anything else wrong with the app */

@@ -33,3 +33,44 @@ int bus_manager_get_exit_code(sd_bus *bus, uint8_t *ret, Error **err);
 int bus_manager_set_exit_code(sd_bus *bus, uint8_t code, Error **err);
 /* Manager.Exit(): ends the pod's systemd (in a container: exits it). */
 int bus_manager_exit(sd_bus *bus, Error **err);
+
+/* Manager.Subscribe(): on a bus with a broker, the manager's signals
+ * (JobRemoved) reach only subscribers. */
+int bus_manager_subscribe(sd_bus *bus, Error **err);
+
+/* Manager.Reload(): re-runs the generators and reloads every unit; returns
+ * when the reload is done. */
+int bus_manager_reload(sd_bus *bus, Error **err);
+
+/* A job of the manager ("StartUnit" or "StopUnit" of unit, in mode
+ * "replace", "fail", ...), followed to its end by the JobRemoved signal (a
+ * private connection receives every signal of the manager). */
+typedef struct BusJob {
+        sd_bus *bus;
+        sd_bus_slot *slot;      /* the match on JobRemoved */
+        char *unit;
+        char *path;             /* the job's object path */
+        char *result;           /* once it ended: "done", "failed", ... */
+} BusJob;
+
+int bus_job_start(sd_bus *bus, const char *method, const char *unit, const char *mode, BusJob *ret, Error **err);
+/* Waits at most timeout_usec (0: for ever) for the job to end and maps its
+ * result: done or skipped 0; failed -EIO, timeout -ETIME, canceled
+ * -ECANCELED, dependency -ENOLINK, anything else -EPROTO, each with a
+ * message that names the unit. Still running at the timeout: -ETIMEDOUT,
+ * and it can be waited for again. */
+int bus_job_wait(BusJob *j, uint64_t timeout_usec, Error **err);
+void bus_job_done(BusJob *j);
+
+/* Manager.KillUnit(): signal to the unit's processes (who: "main", "all"). */
+int bus_unit_kill(sd_bus *bus, const char *unit, const char *who, int signo, Error **err);
+
+/* What a unit's state is, as the seed's app states need it. */
+typedef struct UnitState {
+        char load_state[16];    /* "loaded", "not-found", ... */
+        char active_state[16];  /* "active", "activating", "deactivating", "inactive", "failed" */
+        char sub_state[32];
+        uint64_t started_usec;  /* realtime: its main process was started; 0: never */
+        uint64_t exited_usec;   /* realtime: its main process exited; 0: not yet */
+} UnitState;
+int bus_unit_state(sd_bus *bus, const char *unit, UnitState *ret, Error **err);

@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "config.h"
 #include "json-util.h"
+#include "time-util.h"
 
 CliGlobals cli;
 
@@ -23,6 +24,8 @@ int exit_status_from_errno(int code) {
         case EWOULDBLOCK:
         case EEXIST:
         case ETIMEDOUT:
+        case ESRCH:             /* not running */
+        case EOPNOTSUPP:        /* not mutable */
                 return EXIT_WRONG_STATE;
         case EBADMSG:
         case EFBIG:
@@ -254,4 +257,37 @@ void format_bytes(uint64_t bytes, char ret[16]) {
                 snprintf(ret, 16, "%lluB", (unsigned long long) bytes);
         else
                 snprintf(ret, 16, "%.1f%c", v, units[u]);
+}
+
+int cli_open_pods(PodStore **ret, Error **err) {
+        return pod_store_open(cli.dir, cli.dir_is_default, ret, err);
+}
+
+int cli_open_pod(const char *ref, PodStore **ret_store, Pod **ret, Error **err) {
+        int r = cli_open_pods(ret_store, err);
+        return r < 0 ? r : pod_lookup(*ret_store, ref, ret, err);
+}
+
+bool cli_wants_help(int argc, char **argv) {
+        for (int i = 1; i < argc && !streq(argv[i], "--"); i++)
+                if (streq(argv[i], "--help") || streq(argv[i], "-h"))
+                        return true;
+        return false;
+}
+
+const char *cli_table_time(uint64_t usec, char buf[static 32]) {
+        if (!usec)
+                return NULL;
+        format_timestamp(usec, buf);
+        buf[19] = 0;
+        buf[10] = ' ';
+        return buf;
+}
+
+int cli_json_add_time(struct json_object *o, const char *key, uint64_t usec) {
+        char ts[32];
+        if (!usec)
+                return json_object_object_add(o, key, NULL);
+        format_timestamp(usec, ts);
+        return json_add_string(o, key, ts);
 }

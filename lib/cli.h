@@ -10,6 +10,8 @@
 
 #include "error.h"
 
+#include "pod.h"
+
 /* Exit codes (documented in sdpod(1)). */
 enum {
         EXIT_OK = 0,
@@ -68,3 +70,15 @@ static inline void table_freep(Table **t) { table_free(*t); }
 int cli_print_json(struct json_object *o);
 
 void format_bytes(uint64_t bytes, char ret[16]);
+
+/* The pod store of --dir. */
+int cli_open_pods(PodStore **ret, Error **err);
+/* The pod store and the one pod that ref (a UUID or a prefix) names. */
+int cli_open_pod(const char *ref, PodStore **ret_store, Pod **ret, Error **err);
+/* Whether --help or -h comes before any "--". */
+bool cli_wants_help(int argc, char **argv);
+
+/* "2026-11-21 05:44:16" (UTC) for tables; NULL for 0 (unknown). */
+const char *cli_table_time(uint64_t usec, char buf[static 32]);
+/* key: RFC 3339 time, or null for 0. */
+int cli_json_add_time(struct json_object *o, const char *key, uint64_t usec);

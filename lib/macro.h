@@ -29,6 +29,7 @@ static inline void closep(int *fd) {
                 errno = saved;
         }
 }
+#define _noreturn_ __attribute__((__noreturn__))
 #define _cleanup_close_ _cleanup_(closep)
 
 static inline void fclosep(FILE **f) { if (*f) fclose(*f); }

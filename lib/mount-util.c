@@ -268,6 +268,33 @@ int mount_overlay(const char *lower, const char *upper, const char *work, const 
         return 0;
 }
 
+int mount_overlay_detached(const char *lower, const char *upper, const char *work, int *ret_fd, Error **err) {
+        /* One option per fsconfig(2) call: only lowerdir's ':' needs escaping. */
+        _cleanup_free_ char *l = malloc(strlen(lower) * 2 + 1);
+        if (!l)
+                return error_sys(err, -ENOMEM, "overlay of %s", lower);
+        char *o = l;
+        for (const char *i = lower; *i; i++) {
+                if (strchr("\\:", *i))
+                        *o++ = '\\';
+                *o++ = *i;
+        }
+        *o = 0;
+        _cleanup_close_ int fs = fsopen("overlay", FSOPEN_CLOEXEC);
+        if (fs < 0)
+                return error_sys(err, -errno, "overlay of %s: fsopen", lower);
+        if (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", l, 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", upper, 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "workdir", work, 0) < 0 ||
+            fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                return error_sys(err, -errno, "cannot create an overlay of %s (changes in %s)", lower, upper);
+        int fd = fsmount(fs, FSMOUNT_CLOEXEC, 0);
+        if (fd < 0)
+                return error_sys(err, -errno, "cannot mount an overlay of %s", lower);
+        *ret_fd = fd;
+        return 0;
+}
+
 int mount_bind(const char *source, const char *target, bool read_only, Error **err) {
         if (mount(source, target, NULL, MS_BIND, NULL) < 0)
                 return error_sys(err, -errno, "cannot bind %s to %s", source, target);

@@ -28,6 +28,12 @@ int has_mounts_below(const char *path, Error **err);
  * any character; they are escaped for overlayfs's option parser. */
 int mount_overlay(const char *lower, const char *upper, const char *work, const char *target, Error **err);
 
+/* The same overlay, made with the new mount API and not attached anywhere:
+ * *ret_fd is the mount, for move_mount(2) into another mount namespace (a
+ * running pod's: a mount made on the host after the pod started does not
+ * propagate into it). */
+int mount_overlay_detached(const char *lower, const char *upper, const char *work, int *ret_fd, Error **err);
+
 /* Binds source (a directory or file) at target, not recursively: mounts
  * below source are not carried along. read_only makes the bind read-only. */
 int mount_bind(const char *source, const char *target, bool read_only, Error **err);

@@ -24,6 +24,10 @@
 #define POD_ANNOTATION_PREFIX "sdpod/"
 #define POD_ANNOTATION_NAME "sdpod/name"        /* the pod's --name */
 #define POD_ANNOTATION_CREATED "sdpod/created"  /* when it was prepared (RFC 3339, UTC) */
+/* "true": apps come and go while the pod runs (podapp); the mutable graph. */
+#define POD_ANNOTATION_MUTABLE "sdpod/mutable"
+/* "true": a failed app does not halt the pod (podapp sandbox --keep-on-app-failure). */
+#define POD_ANNOTATION_KEEP_ON_APP_FAILURE "sdpod/keep-on-app-failure"
 
 typedef struct PodNameValue {
         const char *name;

@@ -101,7 +101,7 @@ static int add_volumes(PodManifest *m, const PodArgs *args, Error **err) {
         return 0;
 }
 
-static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, Error **err) {
+static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, const char *created, Error **err) {
         _cleanup_image_ Image *im = NULL;
         int r = image_store_resolve(is, a->image, &im, err);
         if (r < 0)
@@ -128,6 +128,7 @@ static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, Error **err
         if (!exec || !exec[0])
                 return error_set(err, -EINVAL, "image %s has no command: give one with --exec=PATH or after \"--\"", a->image);
 
+        PodNameValue annotation = { POD_ANNOTATION_CREATED, created };
         PodMount mounts[a->n_mounts + 1];
         for (size_t i = 0; i < a->n_mounts; i++)
                 mounts[i] = (PodMount) { .volume = a->mounts[i].volume, .path = a->mounts[i].target };
@@ -142,6 +143,8 @@ static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, Error **err
                 .environment = env,
                 .mounts = mounts,
                 .n_mounts = a->n_mounts,
+                .annotations = created ? &annotation : NULL,
+                .n_annotations = created ? 1 : 0,
         };
         r = pod_manifest_add_app(m, &spec, err);
         return r < 0 ? as_usage_error(err, error_prefix(err, "app %s (image %s)", app_name, a->image)) : 0;
@@ -199,8 +202,12 @@ int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **re
                 return r;
         if ((r = add_volumes(m, args, err)) < 0)
                 return r;
+        if ((args->mutable_pod && (r = pod_manifest_set_annotation(m, POD_ANNOTATION_MUTABLE, "true", err)) < 0) ||
+            (args->keep_on_app_failure &&
+             (r = pod_manifest_set_annotation(m, POD_ANNOTATION_KEEP_ON_APP_FAILURE, "true", err)) < 0))
+                return r;
         for (size_t i = 0; i < args->n_apps; i++)
-                if ((r = add_app(m, is, &args->apps[i], err)) < 0)
+                if ((r = add_app(m, is, &args->apps[i], NULL, err)) < 0)
                         return r;
         for (size_t i = 0; i < m->n_apps; i++)
                 if ((r = check_app(is, m, i, err)) < 0)
@@ -209,10 +216,20 @@ int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **re
         return 0;
 }
 
+int pod_manifest_add_app_from_args(ImageStore *is, PodManifest *m, const AppArgs *a, const char *created, Error **err) {
+        int r = add_app(m, is, a, created, err);
+        if (r < 0 || (r = check_app(is, m, m->n_apps - 1, err)) >= 0)
+                return r;
+        /* Refused: the manifest must be as it was. */
+        _cleanup_error_ Error *ignored = NULL;
+        (void) pod_manifest_remove_app(m, m->apps[m->n_apps - 1].name, &ignored);
+        return r;
+}
+
 int pod_create_app_dirs(int pod_fd, const char *app, Error **err) {
         static const char *const dirs[][2] = {
-                { "apps/", "/upper" },
-                { "apps/", "/work" },
+                { POD_APP_DIR "/", "/upper" },
+                { POD_APP_DIR "/", "/work" },
         };
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
                 char path[128];

@@ -15,6 +15,11 @@
  * environment, user, group, working directory), with the flags on top. */
 int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **ret, Error **err);
 
+/* Adds the app of a (podapp add) to m, checked as prepare checks it, with
+ * the annotation sdpod/created when created is given; a refused app leaves
+ * m unchanged. */
+int pod_manifest_add_app_from_args(ImageStore *is, PodManifest *m, const AppArgs *a, const char *created, Error **err);
+
 /* Prepares a pod. Everything that can be checked before the pod exists is
  * (images, flags, manifest, volume sources): bad input creates nothing.
  * Then the pod is created, its manifest written, its stage1 and app roots

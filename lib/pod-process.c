@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
+#include <grp.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <sched.h>
@@ -18,19 +19,21 @@ void pod_process_done(PodProcess *p) {
         *p = (PodProcess) { .nspawn_pidfd = -1 };
 }
 
-/* Whether pid holds a flock on the inode (dev, ino), per /proc/locks:
- * "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF". */
-static bool holds_flock(pid_t pid, dev_t dev, ino_t ino) {
-        _cleanup_fclose_ FILE *f = fopen("/proc/locks", "re");
-        char line[256];
+/* Whether pid's fd holds a flock on the inode (dev, ino), per its fdinfo:
+ * "lock:\t1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF". (Not
+ * /proc/locks: its first read in a process takes 5 to 20 ms.) The PID in
+ * the line is the lock's first owner, whoever has the fd now. */
+static bool holds_flock(pid_t pid, int fd, dev_t dev, ino_t ino) {
+        char path[64], line[256];
+        snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", (int) pid, fd);
+        _cleanup_fclose_ FILE *f = fopen(path, "re");
         while (f && fgets(line, sizeof(line), f)) {
                 char type[16];
-                int lpid;
                 unsigned maj, min;
                 uint64_t lino;
                 /* A lock someone waits for is listed as "1: -> FLOCK ...". */
-                if (sscanf(line, "%*d: %15s %*s %*s %d %x:%x:%" SCNu64, type, &lpid, &maj, &min, &lino) == 5 &&
-                    streq(type, "FLOCK") && lpid == pid && makedev(maj, min) == dev && lino == ino)
+                if (sscanf(line, "lock: %*d: %15s %*s %*s %*d %x:%x:%" SCNu64, type, &maj, &min, &lino) == 4 &&
+                    streq(type, "FLOCK") && makedev(maj, min) == dev && lino == ino)
                         return true;
         }
         return false;
@@ -57,7 +60,9 @@ int pod_process_find(int pod_fd, const char *uuid, PodProcess *ret, Error **err)
                 return error_sys(err, -errno, "pod %s", uuid);
         int r = read_file_at(pod_fd, POD_PID_FILE, 64, &data, &size, &ignored);
         error_free(ignored);
-        pid_t pid = r < 0 ? 0 : (pid_t) atoi(data);
+        int pid = 0, lock_fd = -1;
+        if (r < 0 || sscanf(data, "%d %d", &pid, &lock_fd) != 2)
+                pid = 0;
         if (pid <= 0)
                 return error_set(err, -ESRCH, "pod %s is not running (no pid file)", uuid);
         int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
@@ -65,7 +70,7 @@ int pod_process_find(int pod_fd, const char *uuid, PodProcess *ret, Error **err)
                 return error_sys(err, -errno, "pod %s: process %d", uuid, (int) pid);
         /* Checked after the pidfd is open: if pid is ours now, the pidfd
          * refers to it, whatever happens to the number later. */
-        if (pidfd < 0 || !holds_flock(pid, st.st_dev, st.st_ino)) {
+        if (pidfd < 0 || !holds_flock(pid, lock_fd, st.st_dev, st.st_ino)) {
                 if (pidfd >= 0)
                         close(pidfd);
                 return error_set(err, -ESRCH, "pod %s is not running", uuid);
@@ -120,7 +125,8 @@ int pod_unit_pid(const PodProcess *p, const char *unit, pid_t *ret) {
         return 0;
 }
 
-int pod_enter_process(pid_t target, char *const *cmd, char *const *envp, int *ret_status, Error **err) {
+int pod_enter_process(pid_t target, char *const *cmd, char *const *envp, const EnterIdentity *as, int *ret_status,
+                      Error **err) {
         static const struct { const char *name; int type; } namespaces[] = {
                 { "cgroup", CLONE_NEWCGROUP }, { "ipc", CLONE_NEWIPC }, { "uts", CLONE_NEWUTS },
                 { "net", CLONE_NEWNET }, { "pid", CLONE_NEWPID }, { "mnt", CLONE_NEWNS },
@@ -158,6 +164,15 @@ int pod_enter_process(pid_t target, char *const *cmd, char *const *envp, int *re
                         }
                 if (fchdir(root) < 0 || chroot(".") < 0 || chdir("/") < 0) {
                         fprintf(stderr, "cannot enter the root of process %d: %m\n", (int) target);
+                        _exit(125);
+                }
+                if (as && (setgroups(0, NULL) < 0 || setresgid(as->gid, as->gid, as->gid) < 0 ||
+                           setresuid(as->uid, as->uid, as->uid) < 0)) {
+                        fprintf(stderr, "cannot become user %u, group %u: %m\n", (unsigned) as->uid, (unsigned) as->gid);
+                        _exit(125);
+                }
+                if (as && as->working_directory && chdir(as->working_directory) < 0) {
+                        fprintf(stderr, "cannot change to the working directory %s: %m\n", as->working_directory);
                         _exit(125);
                 }
                 pid_t child = fork();

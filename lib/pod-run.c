@@ -11,12 +11,14 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-login.h>
 
+#include "app-unit.h"
 #include "config.h"
 #include "digest.h"
 #include "fs.h"
 #include "image-store.h"
 #include "mount-util.h"
 #include "pod-manifest.h"
+#include "pod-app-root.h"
 #include "pod-run.h"
 #include "pod-userdb.h"
 #include "stage1.h"
@@ -67,18 +69,17 @@ static char *path_join3(const char *a, const char *b, const char *c) {
 /* Mounts the app's root: its image's tree below, its own changes above. */
 static int mount_app(const char *pod, const char *data, int rootfs_fd, const PodApp *app, Error **err) {
         char rel[128];
-        snprintf(rel, sizeof(rel), "opt/stage2/%s/rootfs", app->name);
+        snprintf(rel, sizeof(rel), "%s/%s/rootfs", POD_APPS_DIR + 1, app->name);
         _cleanup_close_ int fd = mkdir_p_in_root(rootfs_fd, rel, 0755, false);
         if (fd < 0)
                 return error_sys(err, fd, "app %s: cannot create /%s in the pod", app->name, rel);
-        _cleanup_free_ char *tree = image_tree_rootfs_path(data, app->image_id);
-        _cleanup_free_ char *dir = path_join3(pod, "apps", app->name), *target = path_join3(pod, "stage1/rootfs", rel);
-        _cleanup_free_ char *upper = dir ? path_join3(dir, "upper", NULL) : NULL, *work = dir ? path_join3(dir, "work", NULL) : NULL;
-        if (!tree || !target || !upper || !work)
+        _cleanup_(app_root_layers_done) AppRootLayers l = {};
+        _cleanup_free_ char *target = path_join3(pod, "stage1/rootfs", rel);
+        if (!target)
                 return error_sys(err, -ENOMEM, "app %s", app->name);
-        if (access(tree, F_OK) < 0)
-                return error_sys(err, -errno, "app %s: the tree of image %s (%s)", app->name, app->image_id, tree);
-        return mount_overlay(tree, upper, work, target, err) < 0 ? error_prefix(err, "app %s", app->name) : 0;
+        if (app_root_layers(pod, data, app, &l, err) < 0 || mount_overlay(l.lower, l.upper, l.work, target, err) < 0)
+                return error_prefix(err, "app %s", app->name);
+        return 0;
 }
 
 /* A volume at /sdpod/volumes/NAME: an empty one is the pod directory's
@@ -111,9 +112,9 @@ static int mount_volume(const char *pod, int pod_fd, const PodVolume *v, Error *
         return mount_bind(v->source, target, v->read_only, err) < 0 ? error_prefix(err, "volume %s", v->name) : 0;
 }
 
-static int write_pid_file(int pod_fd, Error **err) {
+static int write_pid_file(int pod_fd, int lock_fd, Error **err) {
         char buf[32];
-        int n = snprintf(buf, sizeof(buf), "%d\n", (int) getpid());
+        int n = snprintf(buf, sizeof(buf), "%d %d\n", (int) getpid(), lock_fd);
         return write_file_atomic_at(pod_fd, POD_PID_FILE, buf, n, 0644, err);
 }
 
@@ -208,7 +209,7 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 return error_sys(err, -errno, "pod %s: %s", uuid, pod);
         _cleanup_pod_manifest_ PodManifest *m = NULL;
         if ((r = pod_manifest_read_at(pod_fd, "pod", "pod manifest", &m, err)) < 0 ||
-            (r = mount_pod(pod, pod_fd, m, err)) < 0 || (r = write_pid_file(pod_fd, err)) < 0)
+            (r = mount_pod(pod, pod_fd, m, err)) < 0 || (r = write_pid_file(pod_fd, lock_fd, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
 
         NspawnHost host;

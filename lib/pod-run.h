@@ -24,8 +24,9 @@
 
 #include "error.h"
 
-/* The file in the pod directory holding the PID of systemd-nspawn: the
- * process that holds the pod's lock while it runs. */
+/* The file in the pod directory holding the PID of systemd-nspawn, the
+ * process that holds the pod's lock while it runs, and the number of its fd
+ * that holds it: "PID FD\n". */
 #define POD_PID_FILE "pid"
 
 /* The working directory is the pod directory; only returns on failure. */

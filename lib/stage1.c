@@ -161,6 +161,18 @@ int stage1_exec(int pod_fd, const char *uuid, const char *name, char *const *arg
         return error_sys(err, -errno, "pod %s: cannot execute the stage1 entrypoint %s", uuid, path);
 }
 
+int stage1_exec_run(Pod *p, Error **err) {
+        char fd[16];
+        snprintf(fd, sizeof(fd), "%d", p->fd);
+        if (setenv("SDPOD_LOCK_FD", fd, 1) < 0 || fcntl(p->fd, F_SETFD, 0) < 0)
+                return error_sys(err, -errno, "pod %s: cannot pass its lock on", p->uuid);
+        fflush(stdout);
+        int r = stage1_exec(p->fd, p->uuid, STAGE1_ENTRYPOINT_RUN, NULL, err);
+        fcntl(p->fd, F_SETFD, FD_CLOEXEC);
+        unsetenv("SDPOD_LOCK_FD");
+        return r;
+}
+
 int stage1_run(int pod_fd, const char *uuid, const char *name, char *const *args, Error **err) {
         const char *what = name + strlen("sdpod/stage1/");
         _cleanup_free_ char *path = NULL;

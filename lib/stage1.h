@@ -18,6 +18,7 @@
  * run on the host; their contract is sdpod-stage1(7). */
 
 #include "error.h"
+#include "pod.h"
 
 #define STAGE1_ENTRYPOINT_RUN "sdpod/stage1/run"
 #define STAGE1_ENTRYPOINT_STOP "sdpod/stage1/stop"
@@ -43,6 +44,11 @@ int stage1_image_of(int pod_fd, char **ret, Error **err);
  * the pod directory. Returns only on failure; a pod whose stage1 has no such
  * entrypoint is -EOPNOTSUPP. */
 int stage1_exec(int pod_fd, const char *uuid, const char *name, char *const *args, Error **err);
+
+/* Hands a pod whose lock p holds, in run/, to its run entrypoint, which boots
+ * it: the lock fd passes through the exec ($SDPOD_LOCK_FD) and is held by
+ * systemd-nspawn until the pod has exited. Returns only on failure. */
+int stage1_exec_run(Pod *p, Error **err);
 
 /* The same in a child process, waited for. A pod whose stage1 has no such
  * entrypoint: -EOPNOTSUPP, with a message (for gc, nothing to run). A

@@ -12,6 +12,12 @@ uint64_t now_usec(void) {
         return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
 }
 
+uint64_t monotonic_usec(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * USEC_PER_SEC + (uint64_t) ts.tv_nsec / 1000;
+}
+
 void format_timestamp(uint64_t usec, char ret[32]) {
         time_t sec = (time_t) (usec / USEC_PER_SEC);
         struct tm tm;

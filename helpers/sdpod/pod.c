@@ -10,33 +10,6 @@
 #include "sdpod.h"
 #include "time-util.h"
 
-int open_pods(PodStore **ret, Error **err) {
-        return pod_store_open(cli.dir, cli.dir_is_default, ret, err);
-}
-
-int open_pod(const char *ref, PodStore **ret_store, Pod **ret, Error **err) {
-        int r = open_pods(ret_store, err);
-        return r < 0 ? r : pod_lookup(*ret_store, ref, ret, err);
-}
-
-/* "2026-11-21 05:44:16" (UTC) for tables; NULL for unknown. */
-static const char *table_time(uint64_t usec, char buf[32]) {
-        if (!usec)
-                return NULL;
-        format_timestamp(usec, buf);
-        buf[19] = 0;
-        buf[10] = ' ';
-        return buf;
-}
-
-static int json_add_time(struct json_object *o, const char *key, uint64_t usec) {
-        char ts[32];
-        if (!usec)
-                return json_object_object_add(o, key, NULL);
-        format_timestamp(usec, ts);
-        return json_add_string(o, key, ts);
-}
-
 /* Joins one field of every app: "web,db". */
 static char *join_apps(const PodManifest *m, bool images) {
         char *s = NULL;
@@ -78,15 +51,8 @@ static const char prepare_usage[] =
         "  --mount=volume=NAME,target=PATH\n"
         "                          mount a pod volume in the app\n";
 
-bool wants_help(int argc, char **argv) {
-        for (int i = 1; i < argc && !streq(argv[i], "--"); i++)
-                if (streq(argv[i], "--help") || streq(argv[i], "-h"))
-                        return true;
-        return false;
-}
-
 int verb_prepare(int argc, char **argv) {
-        if (wants_help(argc, argv)) {
+        if (cli_wants_help(argc, argv)) {
                 fputs(prepare_usage, stdout);
                 return EXIT_OK;
         }
@@ -101,7 +67,7 @@ int verb_prepare(int argc, char **argv) {
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *p = NULL;
         int r = image_store_open(cli.dir, cli.dir_is_default, STORE_SHARED, &is, &err);
-        r = r < 0 ? r : open_pods(&ps, &err);
+        r = r < 0 ? r : cli_open_pods(&ps, &err);
         r = r < 0 ? r : pod_prepare(ps, is, &args, POD_DIR_PREPARED, &p, &err);
         pod_args_done(&args);
         if (r < 0)
@@ -126,8 +92,8 @@ static struct json_object *pod_summary_json(const Pod *p, const PodInfo *info) {
             json_add_string(o, "state", pod_state_to_string(p->state)) < 0 ||
             json_object_object_add(o, "apps", TAKE_PTR(apps)) < 0 ||
             json_object_object_add(o, "images", TAKE_PTR(images)) < 0 ||
-            json_add_time(o, "created", info->created_usec) < 0 ||
-            json_add_time(o, "started", info->started_usec) < 0)
+            cli_json_add_time(o, "created", info->created_usec) < 0 ||
+            cli_json_add_time(o, "started", info->started_usec) < 0)
                 return NULL;
         return TAKE_PTR(o);
 }
@@ -151,7 +117,7 @@ static int list_one(PodStore *s, Pod *p, void *userdata) {
                 snprintf(short_uuid, sizeof(short_uuid), "%.8s", p->uuid);
                 _cleanup_free_ char *apps = join_apps(info.manifest, false), *images = join_apps(info.manifest, true);
                 r = table_add_row(c->table, short_uuid, pod_info_name(&info), pod_state_to_string(p->state), apps,
-                                  images, table_time(info.created_usec, created), table_time(info.started_usec, started));
+                                  images, cli_table_time(info.created_usec, created), cli_table_time(info.started_usec, started));
         }
         pod_info_done(&info);
         return r;
@@ -184,7 +150,7 @@ int verb_list(int argc, char **argv) {
         if (!array && !t)
                 return cli_fail(NULL);
         ListContext c = { .array = array, .table = t };
-        if (open_pods(&ps, &err) < 0 || pod_foreach(ps, list_one, &c, &err) < 0)
+        if (cli_open_pods(&ps, &err) < 0 || pod_foreach(ps, list_one, &c, &err) < 0)
                 return cli_fail(err);
         if (array)
                 return cli_print_json(array);
@@ -210,11 +176,11 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
                             json_object_object_add(a, "image", m->apps[i].image_name ? json_object_new_string(m->apps[i].image_name) : NULL) < 0 ||
                             json_add_string(a, "image_id", m->apps[i].image_id) < 0 ||
                             json_object_object_add(a, "exit_status", e ? json_object_new_int(e->exit_status) : NULL) < 0 ||
-                            json_add_time(a, "exited", e ? e->exited_usec : 0) < 0)
+                            cli_json_add_time(a, "exited", e ? e->exited_usec : 0) < 0)
                                 return cli_print_json(NULL);
                 }
                 if (json_object_object_add(o, "apps", TAKE_PTR(apps)) < 0 ||
-                    json_add_time(o, "exited", info->exited_usec) < 0 ||
+                    cli_json_add_time(o, "exited", info->exited_usec) < 0 ||
                     json_object_object_add(o, "manifest_error", info->manifest_error ? json_object_new_string(info->manifest_error) : NULL) < 0)
                         return cli_print_json(NULL);
                 return cli_print_json(o);
@@ -289,7 +255,7 @@ int verb_status(int argc, char **argv) {
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *p = NULL;
-        if (open_pod(argv[optind], &ps, &p, &err) < 0)
+        if (cli_open_pod(argv[optind], &ps, &p, &err) < 0)
                 return cli_fail(err);
         int status = EXIT_OK;
         if (wait && pod_wait(ps, p, timeout, &err) < 0) {
@@ -321,7 +287,7 @@ int verb_cat_manifest(int argc, char **argv) {
         _cleanup_pod_ Pod *p = NULL;
         _cleanup_free_ char *data = NULL;
         size_t size;
-        if (open_pod(argv[i], &ps, &p, &err) < 0)
+        if (cli_open_pod(argv[i], &ps, &p, &err) < 0)
                 return cli_fail(err);
         int r = read_file_at(p->fd, "pod", 16 << 20, &data, &size, &err);
         if (r == -ENOENT) {
@@ -350,7 +316,7 @@ int verb_rm(int argc, char **argv) {
                 return cli_usage_error(argv[0], "missing UUID");
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
-        if (open_pods(&ps, &err) < 0)
+        if (cli_open_pods(&ps, &err) < 0)
                 return cli_fail(err);
         status = EXIT_OK;
         for (; i < argc; i++) {
@@ -421,7 +387,7 @@ int verb_gc(int argc, char **argv) {
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         PodGcStats st;
-        if (open_pods(&ps, &err) < 0 || pod_gc(ps, &o, &st, &err) < 0)
+        if (cli_open_pods(&ps, &err) < 0 || pod_gc(ps, &o, &st, &err) < 0)
                 return cli_fail(err);
         printf("marked %u exited and %u failed pods, expired %u prepared pods, removed %u pods",
                st.marked_exited, st.marked_failed, st.expired_prepared, st.removed);

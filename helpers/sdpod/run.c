@@ -10,18 +10,9 @@
 #include "sdpod.h"
 #include "stage1.h"
 
-/* Hands a pod whose lock we hold, now in run/, to the stage1 run
- * entrypoint, which boots it with systemd-nspawn: the lock fd passes
- * through both execs and is held by nspawn until the pod has exited. */
 static int exec_run_entrypoint(Pod *p) {
         Error *err = NULL;
-        char fd[16];
-        snprintf(fd, sizeof(fd), "%d", p->fd);
-        if (setenv("SDPOD_LOCK_FD", fd, 1) < 0 || fcntl(p->fd, F_SETFD, 0) < 0)
-                return cli_fail(error_sys(&err, -errno, "pod %s: cannot pass its lock on", p->uuid) < 0 ? err : NULL);
-        fflush(stdout);
-        stage1_exec(p->fd, p->uuid, STAGE1_ENTRYPOINT_RUN, NULL, &err);
-        fcntl(p->fd, F_SETFD, FD_CLOEXEC);
+        stage1_exec_run(p, &err);
         return cli_fail(err);
 }
 
@@ -42,7 +33,7 @@ int verb_run_prepared(int argc, char **argv) {
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *found = NULL, *p = NULL;
-        if (open_pod(argv[i], &ps, &found, &err) < 0 || pod_start_prepared(ps, found->uuid, &p, &err) < 0)
+        if (cli_open_pod(argv[i], &ps, &found, &err) < 0 || pod_start_prepared(ps, found->uuid, &p, &err) < 0)
                 return cli_fail(err);
         return exec_run_entrypoint(p);
 }
@@ -59,7 +50,7 @@ static const char run_usage[] =
         "  --uuid-file=PATH  write the pod's UUID to PATH before it starts\n";
 
 int verb_run(int argc, char **argv) {
-        if (wants_help(argc, argv)) {
+        if (cli_wants_help(argc, argv)) {
                 fputs(run_usage, stdout);
                 return EXIT_OK;
         }
@@ -83,7 +74,7 @@ int verb_run(int argc, char **argv) {
                 /* The image store is held shared only while preparing. */
                 _cleanup_image_store_ ImageStore *is = NULL;
                 r = image_store_open(cli.dir, cli.dir_is_default, STORE_SHARED, &is, &err);
-                r = r < 0 ? r : open_pods(&ps, &err);
+                r = r < 0 ? r : cli_open_pods(&ps, &err);
                 r = r < 0 ? r : pod_prepare(ps, is, &args, POD_DIR_RUN, &p, &err);
         }
         pod_args_done(&args);
@@ -136,7 +127,7 @@ int verb_stop(int argc, char **argv) {
                 _cleanup_pod_store_ PodStore *ps = NULL;
                 _cleanup_pod_ Pod *p = NULL;
                 char *force_arg[] = { "--force", NULL };
-                int r = open_pod(argv[i], &ps, &p, &err);
+                int r = cli_open_pod(argv[i], &ps, &p, &err);
                 if (r >= 0 && p->state != POD_STATE_RUNNING)
                         r = error_set(&err, -EALREADY, "pod %s is not running (%s)", p->uuid, pod_state_to_string(p->state));
                 r = r < 0 ? r : stage1_run(p->fd, p->uuid, STAGE1_ENTRYPOINT_STOP, force ? force_arg : NULL, &err);
@@ -187,7 +178,7 @@ int verb_enter(int argc, char **argv) {
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *p = NULL;
-        if (open_pod(argv[optind], &ps, &p, &err) < 0)
+        if (cli_open_pod(argv[optind], &ps, &p, &err) < 0)
                 return cli_fail(err);
         if (p->state != POD_STATE_RUNNING)
                 return cli_fail(error_set(&err, -EALREADY, "pod %s is not running (%s)", p->uuid, pod_state_to_string(p->state)) < 0 ? err : NULL);

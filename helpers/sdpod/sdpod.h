@@ -5,13 +5,6 @@
 
 #include "pod.h"
 
-/* The pod store of --dir. */
-int open_pods(PodStore **ret, Error **err);
-/* The pod store and the one pod that ref (a UUID or a prefix) names. */
-int open_pod(const char *ref, PodStore **ret_store, Pod **ret, Error **err);
-/* Whether --help or -h comes before any "--". */
-bool wants_help(int argc, char **argv);
-
 /* The verbs of sdpod, one file each group. */
 int verb_image(int argc, char **argv);
 int verb_prepare(int argc, char **argv);

@@ -4,8 +4,10 @@
  *
  *   run UUID                   $SDPOD_LOCK_FD: boot the pod (never returns)
  *   stop UUID [--force]        ask the pod to halt, or kill it
- *   enter UUID [--app=NAME] [-- CMD...]
- *                              run CMD (default /bin/sh) in an app
+ *   enter UUID [--app=NAME] [--as-app] [-- CMD...]
+ *                              run CMD (default /bin/sh) in an app; as root
+ *                              in "/", or with --as-app as the app's user and
+ *                              group in its working directory
  *   gc UUID                    kill what a pod whose nspawn was killed
  *                              left running
  *
@@ -69,7 +71,7 @@ static int stop(const char *uuid, bool force) {
         return r < 0 ? fail(err) : 0;
 }
 
-static int enter(const char *uuid, const char *app_name, char **cmd) {
+static int enter(const char *uuid, const char *app_name, bool as_app, char **cmd) {
         Error *err = NULL;
         _cleanup_close_ int pod_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_pod_manifest_ PodManifest *m = NULL;
@@ -117,7 +119,8 @@ static int enter(const char *uuid, const char *app_name, char **cmd) {
         free(term_kv);
         char *shell[] = { "/bin/sh", NULL };
         int status = 0;
-        if (pod_enter_process(target, cmd && cmd[0] ? cmd : shell, env, &status, &err) < 0)
+        EnterIdentity id = { u->uid, u->gid, u->app->working_directory };
+        if (pod_enter_process(target, cmd && cmd[0] ? cmd : shell, env, as_app ? &id : NULL, &status, &err) < 0)
                 return fail(err);
         return status;
 }
@@ -146,12 +149,18 @@ int main(int argc, char **argv) {
                 return gc(argv[1]);
         if (streq(verb, "enter")) {
                 const char *app = NULL;
+                bool as_app = false;
                 int i = 2;
-                if (i < argc && startswith(argv[i], "--app="))
-                        app = argv[i++] + strlen("--app=");
+                for (; i < argc && !streq(argv[i], "--"); i++)
+                        if (startswith(argv[i], "--app="))
+                                app = argv[i] + strlen("--app=");
+                        else if (streq(argv[i], "--as-app"))
+                                as_app = true;
+                        else
+                                break;
                 if (i < argc && streq(argv[i], "--"))
                         i++;
-                return enter(argv[1], app, argv + i);
+                return enter(argv[1], app, as_app, argv + i);
         }
         fprintf(stderr, "%s: unknown entrypoint or arguments; see sdpod-stage1(7)\n", verb);
         return 2;

@@ -124,6 +124,8 @@ require_tool() {
 [ -n "${SDPOD_BIN:-}" ] ||
 	die "SDPOD_BIN is not set (meson sets it; by hand: SDPOD_BIN=build-integ/helpers/sdpod bash $0)"
 SDPOD=$(realpath -e -- "$SDPOD_BIN" 2>/dev/null) || die "SDPOD_BIN=$SDPOD_BIN does not exist"
+# podapp, beside sdpod unless PODAPP_BIN says otherwise.
+PODAPP=$(realpath -e -- "${PODAPP_BIN:-$(dirname "$SDPOD")/podapp}" 2>/dev/null) || PODAPP=
 [ -x "$SDPOD" ] || die "$SDPOD is not executable"
 # The stage1 image of the build: pods are prepared with it.
 [ -n "${SDPOD_STAGE1:-}" ] ||
@@ -160,6 +162,11 @@ use_real_images() {
 
 sd() {
 	"$SDPOD" --dir="$DATA" "$@"
+}
+
+# pa: podapp on $DATA ($PODAPP from $PODAPP_BIN, which meson passes).
+pa() {
+	"$PODAPP" --dir="$DATA" "$@"
 }
 
 # ---------------------------------------------------------------------------
@@ -393,9 +400,24 @@ _host_tmp_suspects() {
 		\( -name "import-$x" -o -name "render-$x" -o -name ".tmp-$x" \) -printf '%P\n' | LC_ALL=C sort)
 }
 
+# pod_procs UUID: PIDs of processes whose environment names the pod (its
+# PID 1 carries container_uuid=UUID).
+pod_procs() {
+	local p
+	for p in /proc/[0-9]*; do
+		grep -qzx "container_uuid=$1" "$p/environ" 2>/dev/null && echo "${p#/proc/}"
+	done
+	return 0
+}
+
+no_pod_procs() {
+	assert_eq "no process of pod $1 is left" "" "$(pod_procs "$1")"
+}
+
 # leak_begin: remember what leak_check compares against.
 leak_begin() {
 	_leak_mounts=$(wc -l </proc/self/mountinfo)
+	_leak_mountinfo=$(cut -d' ' -f5,9,10 /proc/self/mountinfo | sort)
 	_leak_staging=0
 	if [ -d "$DATA/images/tmp" ]; then
 		_leak_staging=$(find "$DATA/images/tmp" -mindepth 1 -maxdepth 1 | wc -l)
@@ -406,12 +428,24 @@ leak_begin() {
 	[ -z "$_leak_default_dir" ] || [ ! -e "$_leak_default_dir" ] || _leak_default_existed=yes
 }
 
+# assert_mounts_unchanged WHAT: the host has the mounts it had at
+# leak_begin; a failure lists what changed (target, type, source).
+assert_mounts_unchanged() {
+	local now
+	now=$(cut -d' ' -f5,9,10 /proc/self/mountinfo | sort)
+	if [ "$now" = "$_leak_mountinfo" ]; then
+		pass "$1"
+	else
+		fail "$1" "$(diff <(echo "$_leak_mountinfo") <(echo "$now") | grep '^[<>]')"
+	fi
+}
+
 # leak_check [DATA-DIR...]: no new mounts, no staging left in the data dirs
 # (default: $DATA), nothing in the cwd, no new sdpod-looking files in the
 # host's temp dir, no default data directory made.
 leak_check() {
 	local d n now
-	assert_eq "leak: mount count unchanged" "$_leak_mounts" "$(wc -l </proc/self/mountinfo)"
+	assert_mounts_unchanged "leak: mount count unchanged"
 	[ $# -gt 0 ] || set -- "$DATA"
 	for d; do
 		if [ -d "$d/images/tmp" ]; then

@@ -91,20 +91,6 @@ status_of() {
 	sd status "$1" | sed -n "s/^$2=//p"
 }
 
-# pod_procs UUID: PIDs of processes whose environment names the pod (its
-# PID 1 carries container_uuid=UUID).
-pod_procs() {
-	local p
-	for p in /proc/[0-9]*; do
-		grep -qzx "container_uuid=$1" "$p/environ" 2>/dev/null && echo "${p#/proc/}"
-	done
-	return 0
-}
-
-no_pod_procs() {
-	assert_eq "no process of pod $1 is left" "" "$(pod_procs "$1")"
-}
-
 # ---------------------------------------------------------------------------
 echo "# run: one app, its output and exit status 0"
 # ---------------------------------------------------------------------------
@@ -251,7 +237,7 @@ pass "enter takes a UUID prefix"
 # The manifest inside the pod is the host's file, seen anew after an atomic
 # rewrite (rename), which is how podapp will change a running pod.
 # (Read through the pod's root as its PID 1 sees it: the stage1 has no cat.)
-NSPAWN=$(cat "$DATA/pods/run/$E1/pid")
+NSPAWN=$(awk '{print $1}' "$DATA/pods/run/$E1/pid")
 LEADER=$(awk '{print $1}' "/proc/$NSPAWN/task/$NSPAWN/children")
 assert_eq "the pod sees the manifest at /sdpod/pod" "$(cat "$DATA/pods/run/$E1/pod")" \
 	"$(cat "/proc/$LEADER/root/sdpod/pod")"
