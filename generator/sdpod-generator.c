@@ -40,22 +40,27 @@ static void log_msg(int priority, const char *fmt, ...) {
 }
 #define log_error(...) log_msg(3, __VA_ARGS__)
 
-static int write_unit_file(int dirfd, const UnitFile *f) {
-        /* Every path is "NAME" or "default.target.wants/NAME". */
-        const char *slash = strchr(f->path, '/');
+static int write_unit_file(int outfd, const UnitFile *f) {
+        /* A path with directories (default.target.wants/NAME,
+         * default.target.d/NAME.conf) gets them made as needed, never
+         * through a symlink. */
+        _cleanup_close_ int subfd = -1;
+        const char *name = f->path, *slash = strrchr(f->path, '/');
         if (slash) {
                 _cleanup_free_ char *dir = strndup(f->path, (size_t) (slash - f->path));
                 if (!dir)
                         return -ENOMEM;
-                if (mkdirat(dirfd, dir, 0755) < 0 && errno != EEXIST)
-                        return -errno;
+                if ((subfd = mkdir_p_in_root(outfd, dir, 0755, false)) < 0)
+                        return subfd;
+                name = slash + 1;
         }
+        int dirfd = slash ? subfd : outfd;
         if (f->link_target)
-                return RET_NERRNO(symlinkat(f->link_target, dirfd, f->path));
+                return RET_NERRNO(symlinkat(f->link_target, dirfd, name));
 
         /* Exclusively: a file that exists was written by another generator
          * or an earlier run, and is not overwritten. */
-        _cleanup_close_ int fd = openat(dirfd, f->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        _cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0)
                 return -errno;
         int r = write_all(fd, f->content, strlen(f->content));

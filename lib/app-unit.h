@@ -34,14 +34,20 @@
 #define APP_EXIT_NOT_EXECUTABLE 126     /* its program is not executable */
 #define APP_EXIT_NOT_FOUND 127          /* its program is not there */
 
-/* How the pod's units depend on each other (seed 001). */
+/* How the pod's units depend on each other (seed 001): flags, from the
+ * manifest's annotations. POD_GRAPH_IMMUTABLE alone is the default. What an
+ * app's failure does is part of the graph: its OnFailure= edge. */
 typedef enum PodGraph {
-        POD_GRAPH_IMMUTABLE,    /* the pod runs its apps and ends with the last */
-        POD_GRAPH_MUTABLE,      /* apps come and go; the pod lives on (annotation sdpod/mutable) */
+        POD_GRAPH_IMMUTABLE = 0,        /* the pod runs its apps and ends with the last */
+        POD_GRAPH_MUTABLE = 1 << 0,     /* apps come and go; the pod lives on (POD_ANNOTATION_MUTABLE) */
+        /* A failed app does not halt the pod: no OnFailure= at all
+         * (POD_ANNOTATION_KEEP_ON_APP_FAILURE). */
+        POD_GRAPH_KEEP_ON_APP_FAILURE = 1 << 1,
 } PodGraph;
 
-/* The pod's graph from its annotation "sdpod/mutable" ("true" or "false",
- * absent: immutable); -EBADMSG for another value. */
+/* The pod's graph from its annotations "sdpod/mutable" and
+ * "sdpod/keep-on-app-failure" (each "true" or "false", absent: false);
+ * -EBADMSG for another value, naming the annotation. */
 int pod_graph_from_manifest(const PodManifest *m, PodGraph *ret, Error **err);
 
 typedef struct AppBind {
@@ -92,8 +98,14 @@ bool utf8_is_valid(const char *s);
 int app_unit_render(const AppUnit *u, PodGraph graph, char **ret);
 /* app@NAME.service of an app that cannot run: the same graph, with
  * ExecStart=pod-helper fail CODE MESSAGE, so the app fails with CODE, says
- * why on the console and in the journal, and the pod halts. */
+ * why on the console and in the journal, and its failure does what any
+ * app's does (OnFailure=, per graph). */
 int app_unit_render_failure(const PodApp *app, int exit_code, const char *message, PodGraph graph, char **ret);
 int reaper_unit_render(const PodApp *app, PodGraph graph, char **ret);
+/* The drop-in default.target.d/sdpod-mutable.conf of a mutable pod (seed
+ * 001): default.target conflicts with, and is ordered before, halt.target,
+ * poweroff.target and exit.target. The pod stays in its steady state with
+ * or without apps until one of them is started, which stops it. */
+int mutable_default_target_dropin_render(char **ret);
 /* sdpod-manifest-error.service: fails the pod with 125 and message. */
 int manifest_error_unit_render(const char *message, char **ret);

@@ -11,6 +11,7 @@
 #define MANIFEST_WHAT "pod manifest " POD_MANIFEST_PATH
 #define MANIFEST_SIZE_MAX (16U << 20)
 #define MANIFEST_ERROR_UNIT "sdpod-manifest-error.service"
+#define MUTABLE_DROPIN "default.target.d/sdpod-mutable.conf"
 
 void pod_units_done(PodUnits *u) {
         if (!u)
@@ -137,7 +138,7 @@ static int build_app(PodUnits *u, const PodManifest *m, size_t index, int pod_ro
 
         /* An immutable pod starts its apps at boot; a mutable pod's are
          * started one by one (podapp start). */
-        if (graph == POD_GRAPH_IMMUTABLE) {
+        if (!(graph & POD_GRAPH_MUTABLE)) {
                 char unit[128];
                 snprintf(unit, sizeof(unit), "app@%s.service", app->name);
                 return add_wants_link(u, unit);
@@ -155,9 +156,9 @@ int pod_units_build(int pod_rootfd, PodUnits *ret) {
         if (r >= 0 && (r = pod_graph_from_manifest(m, &graph, &err)) < 0)
                 error_prefix(&err, "%s", MANIFEST_WHAT);
         /* An immutable pod without apps would wait for nothing forever. */
-        if (r >= 0 && graph == POD_GRAPH_IMMUTABLE && m->n_apps == 0)
+        if (r >= 0 && !(graph & POD_GRAPH_MUTABLE) && m->n_apps == 0)
                 r = error_set(&err, -EBADMSG, "%s: field \"apps\": empty, and the pod is not mutable (%s)",
-                              MANIFEST_WHAT, "annotation sdpod/mutable");
+                              MANIFEST_WHAT, "annotation " POD_ANNOTATION_MUTABLE);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {
@@ -168,6 +169,14 @@ int pod_units_build(int pod_rootfd, PodUnits *ret) {
                 return 0;
         }
 
+        /* A mutable pod's own part of the graph, with or without apps
+         * (podapp sandbox starts it empty). */
+        if (graph & POD_GRAPH_MUTABLE) {
+                char *text = NULL;
+                if ((r = mutable_default_target_dropin_render(&text)) < 0 ||
+                    (r = add_file(&u, text, NULL, MUTABLE_DROPIN)) < 0)
+                        return r;
+        }
         for (size_t i = 0; i < m->n_apps; i++)
                 if ((r = build_app(&u, m, i, pod_rootfd, graph)) < 0)
                         return r;

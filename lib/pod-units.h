@@ -14,7 +14,7 @@
 #include "macro.h"
 
 typedef struct UnitFile {
-        char *path;             /* relative to the output directory */
+        char *path;             /* relative to the output directory: NAME or DIR/NAME (.wants/, .d/) */
         char *content;          /* a regular file's text, or NULL for a link */
         char *link_target;      /* a relative symlink's target */
 } UnitFile;

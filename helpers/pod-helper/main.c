@@ -4,7 +4,11 @@
  *
  *   reap NAME          ExecStop of reaper@NAME.service: records the exit
  *                      status of app@NAME.service in /sdpod/status/NAME and,
- *                      when the app failed, makes it the pod's exit code
+ *                      when the app failed and no stop of it was asked for
+ *                      (/sdpod/apps/NAME/stop-requested), makes it the pod's
+ *                      exit code
+ *   halt NAME          app-failed@NAME.service of a mutable pod: the app
+ *                      failed, the pod halts (halt.target)
  *   exit               ExecStop of shutdown.service: ends the pod
  *   ready              supervisor-ready.service
  *   fail CODE MESSAGE  an app or manifest the generator could not turn into
@@ -12,6 +16,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "app-unit.h"
 #include "bus-util.h"
 #include "fs.h"
 #include "macro.h"
@@ -26,6 +31,13 @@ static int fail(Error *e) {
         fprintf(stderr, "pod-helper: %s\n", e ? e->msg : strerror(ENOMEM));
         error_free(e);
         return 1;
+}
+
+/* Whether podapp stop asked app to stop: its failure is then not the pod's. */
+static bool stop_requested(const char *app) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/" POD_APP_DIR "/%s/" POD_APP_STOP_REQUESTED, pod_dir(), app);
+        return access(path, F_OK) == 0;
 }
 
 static int reap(const char *app) {
@@ -47,6 +59,11 @@ static int reap(const char *app) {
                 return fail((error_sys(&err, -errno, "%s", path), err));
         if (write_file_atomic_at(dir, app, buf, n, 0644, &err) < 0)
                 return fail(err);
+        if (stop_requested(app)) {
+                printf("app %s exited with status %d (%s) after a requested stop: not the pod's exit code\n",
+                       app, x.exit_status, x.result);
+                return 0;
+        }
         printf("app %s exited with status %d (%s)\n", app, x.exit_status, x.result);
         if (!x.failed)
                 return 0;
@@ -55,6 +72,21 @@ static int reap(const char *app) {
         if (bus_manager_get_exit_code(bus, &code, &err) < 0 ||
             (code == 0 && bus_manager_set_exit_code(bus, x.exit_status ? x.exit_status : 1, &err) < 0))
                 return fail(err);
+        return 0;
+}
+
+static int pod_halt(const char *app) {
+        Error *err = NULL;
+        _cleanup_bus_ sd_bus *bus = NULL;
+        BusJob job;
+        printf("app %s failed: halting the pod\n", app);
+        fflush(stdout);
+        if (bus_open_systemd_private(SYSTEMD_PRIVATE_SOCKET, &bus, &err) < 0 ||
+            bus_job_start(bus, "StartUnit", "halt.target", "replace", &job, &err) < 0)
+                return fail(err);
+        /* Not waited for: halting stops this unit's pod, and soon the
+         * manager this would be waiting on. */
+        bus_job_done(&job);
         return 0;
 }
 
@@ -69,6 +101,8 @@ static int pod_exit(void) {
 int main(int argc, char **argv) {
         if (argc == 3 && streq(argv[1], "reap"))
                 return reap(argv[2]);
+        if (argc == 3 && streq(argv[1], "halt"))
+                return pod_halt(argv[2]);
         if (argc == 2 && streq(argv[1], "exit"))
                 return pod_exit();
         if (argc == 2 && streq(argv[1], "ready")) {
@@ -79,7 +113,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "%s\n", argv[3]);
                 return atoi(argv[2]) ?: 1;
         }
-        fprintf(stderr, "Usage: pod-helper reap APP | exit | ready | fail CODE MESSAGE\n"
+        fprintf(stderr, "Usage: pod-helper reap APP | halt APP | exit | ready | fail CODE MESSAGE\n"
                         "The stage1's helper inside a pod; see sdpod-stage1(7).\n");
         return 2;
 }

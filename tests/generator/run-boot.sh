@@ -13,10 +13,14 @@
 #     the graph (OnFailure=halt.target, the reaper, shutdown.service).
 #  3. A manifest that is not JSON: the pod exits with 125
 #     (sdpod-manifest-error.service, FailureAction=exit-force).
+#  4. An empty mutable pod (podapp sandbox): it reports READY=1 through
+#     systemd-nspawn --notify-ready=yes, stays up without apps, and exits 0
+#     when systemd-nspawn gets SIGTERM (halt.target, which default.target
+#     conflicts with through the generator's drop-in).
 #
 # The stage1 is built with stage1-rootfs/build-stage1 and a stand-in
-# pod-helper (a busybox script: fail, reap, exit, ready), so this tests the
-# generator and the static units, not the real helper.
+# pod-helper (a busybox script: fail, reap, halt, exit, ready), so this
+# tests the generator and the static units, not the real helper.
 #
 # Needs root, systemd-nspawn, a static busybox and build-stage1; exits 77
 # (skipped) without them, unless SDPOD_BOOT_MUST_WORK=1 or CI=true.
@@ -40,7 +44,29 @@ file -L "$busybox" 2>/dev/null | grep -q "statically linked" || ldd "$busybox" 2
 [[ -x $src/stage1-rootfs/build-stage1 ]] || skip "stage1-rootfs/build-stage1 not found"
 
 tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/sdpod-boot.XXXXXX")
-trap 'rm -rf --one-file-system -- "$tmp"' EXIT
+# What runs in the background (case 4) is killed by PID on any exit. A
+# pod's PID 1 outlives a killed systemd-nspawn, so it goes first, and only
+# while its systemd-nspawn still runs (so its PID cannot have been reused).
+nspawn_pid=
+listener_pid=
+leader_file=$tmp/leader
+cleanup() {
+        if [[ -n $nspawn_pid ]] && kill -0 "$nspawn_pid" 2>/dev/null; then
+                local leader p
+                leader=$(cat "$leader_file" 2>/dev/null ||
+                         cat "/proc/$nspawn_pid/task/$nspawn_pid/children" 2>/dev/null)
+                for p in $leader; do kill -KILL "$p" 2>/dev/null; done
+                kill -KILL "$nspawn_pid" 2>/dev/null
+                # Not our child: polled until its PID namespace is gone.
+                for p in $leader; do
+                        for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+                done
+        fi
+        [[ -n $listener_pid ]] && kill -KILL "$listener_pid" 2>/dev/null
+        wait 2>/dev/null
+        rm -rf --one-file-system -- "$tmp"
+}
+trap cleanup EXIT
 
 failed=0
 passed=0
@@ -64,11 +90,15 @@ reap) mkdir -p /sdpod/status
 exit) code=0
       for f in /sdpod/status/*; do
               [ -f "$f" ] || continue
+              # a stop that was asked for is not the pod's failure
+              [ -e "/sdpod/apps/${f##*/}/stop-requested" ] && continue
               s=$(/usr/bin/busybox cat "$f")
               [ "$s" != 0 ] && [ "$code" = 0 ] && code=$s
       done
       # Manager.Exit(): a container's manager exits at once, with the code
       /usr/bin/systemctl --force exit "$code" ;;
+halt) echo "app $2 failed: halting the pod"
+      /usr/bin/systemctl --no-block start halt.target ;;
 ready) ;;
 esac
 EOF
@@ -80,9 +110,9 @@ bash "$src/stage1-rootfs/build-stage1" "$tmp/stage1" 0 "$src/stage1-rootfs/units
 }
 cp "$busybox" "$tmp/stage1/rootfs/usr/bin/busybox"
 
-# boot POD_JSON APP... : a copy of the stage1 with the manifest and busybox
-# app roots; runs the pod, sets $rc and $pod.
-boot() {
+# make_pod POD_JSON APP... : a copy of the stage1 with the manifest and
+# busybox app roots in $pod.
+make_pod() {
         pod=$tmp/pod-$RANDOM
         cp -a "$tmp/stage1/rootfs" "$pod"
         printf '%s\n' "$1" >"$pod/sdpod/pod"
@@ -93,9 +123,78 @@ boot() {
                 for c in sh cat env printf; do ln -s busybox "$pod/opt/stage2/$app/rootfs/bin/$c"; done
         done
         mkdir -p "$pod/sdpod/volumes/out"
+}
+
+# boot POD_JSON APP... : runs the pod to its end; sets $rc and $pod.
+boot() {
+        make_pod "$@"
         timeout -s KILL 60 systemd-nspawn --quiet --boot --directory="$pod" --register=no --keep-unit \
                 --console=read-only --link-journal=no >"$pod.console" 2>&1 </dev/null
         rc=$?
+}
+
+alive() { kill -0 "$1" 2>/dev/null; }
+
+# start_pod POD_JSON APP... : boots the pod in the background and waits up
+# to 30 s for READY=1, which systemd-nspawn --notify-ready=yes sends to its
+# NOTIFY_SOCKET once the pod's systemd has started up (after
+# X_NSPAWN_LEADER_PID, the pod's PID 1, kept for cleanup and nsenter).
+# Sets $pod and $nspawn_pid; succeeds when READY=1 came.
+start_pod() {
+        make_pod "$@"
+        local notify=$pod.notify ready=$pod.ready
+        python3 -c '
+import socket, sys
+path, ready, leader = sys.argv[1:]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(path)
+s.settimeout(60)
+try:
+    while True:
+        for line in s.recv(4096).decode(errors="replace").splitlines():
+            if line.startswith("X_NSPAWN_LEADER_PID="):
+                open(leader, "w").write(line.split("=", 1)[1])
+            elif line == "READY=1":
+                open(ready, "w").write("ready\n")
+                sys.exit(0)
+except socket.timeout:
+    sys.exit(1)
+' "$notify" "$ready" "$leader_file" &
+        listener_pid=$!
+        for _ in $(seq 50); do [[ -S $notify ]] && break; sleep 0.1; done
+        NOTIFY_SOCKET=$notify systemd-nspawn --quiet --boot --directory="$pod" --register=no --keep-unit \
+                --notify-ready=yes --console=read-only --link-journal=no >"$pod.console" 2>&1 </dev/null &
+        nspawn_pid=$!
+        for _ in $(seq 300); do
+                [[ -f $ready ]] || ! alive "$nspawn_pid" && break
+                sleep 0.1
+        done
+        wait "$listener_pid" 2>/dev/null
+        listener_pid=
+        [[ -f $ready ]]
+}
+
+# wait_pod SECONDS: waits for the pod started by start_pod to exit; sets
+# $rc to its exit status, or to a text when it still runs.
+wait_pod() {
+        for _ in $(seq $(($1 * 10))); do
+                alive "$nspawn_pid" || break
+                sleep 0.1
+        done
+        if alive "$nspawn_pid"; then
+                rc="none (still running after $1 s)"
+                return
+        fi
+        wait "$nspawn_pid"
+        rc=$?
+        nspawn_pid=
+        rm -f -- "$leader_file"
+}
+
+# in_pod CMD... : runs CMD of the stage1 inside the running pod, as podapp
+# would talk to it.
+in_pod() {
+        nsenter --target="$(cat "$leader_file")" --mount --pid --root --wd -- "$@"
 }
 
 # --- 1: arguments and environment ------------------------------------------
@@ -158,6 +257,49 @@ check "boot: a bad manifest fails the pod with 125" "$([[ $rc == 125 ]]; echo $?
 $(cat "$pod.console")"
 check "boot: the manifest's problem is on the console" \
         "$(grep -qF 'pod manifest /sdpod/pod: not valid JSON' "$pod.console"; echo $?)" "$(cat "$pod.console")"
+
+# --- 4: an empty mutable pod ------------------------------------------------
+mutable='"annotations": [{"name": "sdpod/mutable", "value": "true"}]'
+start_pod '{"acKind": "PodManifest", "acVersion": "0.8.11", "apps": [], '"$mutable"'}'
+check "boot: an empty mutable pod reports READY=1" "$?" "no READY=1; console:
+$(cat "$pod.console")"
+sleep 1
+check "boot: an empty mutable pod stays up" "$(alive "$nspawn_pid"; echo $?)" "systemd-nspawn exited; console:
+$(cat "$pod.console")"
+kill -TERM "$nspawn_pid" 2>/dev/null
+wait_pod 30
+check "boot: an empty mutable pod halts with 0 on SIGTERM" "$([[ $rc == 0 ]]; echo $?)" "exit $rc; console:
+$(cat "$pod.console")"
+
+# --- 5: a failed app of a mutable pod ---------------------------------------
+# Started after READY=1, as podapp start does. It fails: app-failed@.service
+# halts the pod, which exits with the app's status.
+app='{"name": "job", "image": {"id": "sha256:'$(printf '0%.0s' {1..64})'"}, "app": {"exec": ["sh", "-c", "exit 3"]}}'
+manifest='{"acKind": "PodManifest", "acVersion": "0.8.11", "apps": ['"$app"'], '"$mutable"'}'
+if start_pod "$manifest" job; then
+        in_pod /usr/bin/systemctl --no-block start app@job.service
+        wait_pod 30
+fi
+check "boot: a failed app halts a mutable pod with its status" "$([[ $rc == 3 ]]; echo $?)" "exit $rc; console:
+$(cat "$pod.console")"
+
+# The same app, after podapp stop asked it to stop (stop-requested): the
+# pod does not halt, and its status is not the pod's exit code.
+if start_pod "$manifest" job; then
+        mkdir -p "$pod/sdpod/apps/job"
+        touch "$pod/sdpod/apps/job/stop-requested"
+        in_pod /usr/bin/systemctl --no-block start app@job.service
+        for _ in $(seq 100); do [[ -s $pod/sdpod/status/job ]] && break; sleep 0.1; done
+        sleep 1
+fi
+check "boot: a failed app whose stop was requested leaves a mutable pod up" \
+        "$([[ -s $pod/sdpod/status/job ]] && alive "$nspawn_pid"; echo $?)" \
+        "status: $(cat "$pod/sdpod/status/job" 2>&1); console:
+$(cat "$pod.console")"
+kill -TERM "$nspawn_pid" 2>/dev/null
+wait_pod 30
+check "boot: ... and the pod then halts with 0" "$([[ $rc == 0 ]]; echo $?)" "exit $rc; console:
+$(cat "$pod.console")"
 
 echo "boot: $passed passed, $failed failed"
 ((failed == 0))

@@ -16,13 +16,15 @@
 # as a whole: every file, every symlink target, nothing more. The early and
 # late directories must stay empty, and the generator must exit 0.
 #
-# Then systemd-analyze verify (when there) loads every unit written, with
-# the stage1 units beside it, in a scratch root made of the units, a stand-in
+# Then systemd-analyze verify (when there) loads every unit written, and
+# the unit of every drop-in written (default.target for UNIT.d/), with the
+# stage1 units beside them, in a scratch root made of the units, a stand-in
 # /usr/lib/sdpod/pod-helper and the union of the case's app roots. What that
 # checks: every directive parses (an unknown key, a bad Environment= name, an
 # unknown system call, a malformed ExecStart= are all reported), every unit
-# referred to exists, and each ExecStart=/ExecStop= program exists and is
-# executable. What it cannot check: verify ignores RootDirectory= and looks
+# referred to exists (OnFailure= units are named to it, as it does not load
+# them), and each ExecStart=/ExecStop= program exists and is executable.
+# What it cannot check: verify ignores RootDirectory= and looks
 # for programs from the scratch root, so it does not prove which app's root
 # holds the program; the golden files do (they name the path exactly), and
 # the unit tests check the lookup inside each root.
@@ -122,10 +124,24 @@ verify() {
         fi
         printf '#!/bin/sh\n' >"$vroot/usr/lib/sdpod/pod-helper"
         chmod 755 "$vroot/usr/lib/sdpod/pod-helper"
-        local units=()
+        local units=() d f u
         for f in "$out"/*.service; do
                 [[ -f $f ]] && units+=("$(basename "$f")")
         done
+        # A drop-in (UNIT.d/NAME.conf) is checked by loading its unit.
+        for d in "$out"/*.d/; do
+                [[ -d $d ]] && units+=("$(basename "$d" .d)")
+        done
+        # verify does not load what OnFailure= names: named here, so that
+        # a missing one (app-failed@.service of the stage1) is reported.
+        local -A on_failure=()
+        for f in "$out"/*.service; do
+                [[ -f $f ]] || continue
+                for u in $(unit_key "$f" Unit OnFailure); do
+                        on_failure[$u]=1
+                done
+        done
+        units+=("${!on_failure[@]}")
         ((${#units[@]})) || return 0
         local report
         report=$(cd "$vroot" && systemd-analyze verify --root="$vroot" --man=no --generators=no "${units[@]}" 2>&1)
