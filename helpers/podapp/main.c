@@ -1,0 +1,512 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* podapp: the apps of running pods, one at a time (seed 002; podapp(1)).
+ * The logic is lib/pod-app.c's; this file is the command line. */
+#include <getopt.h>
+
+#include "app-args.h"
+#include "cli.h"
+#include "config.h"
+#include "json-util.h"
+#include "macro.h"
+#include "pod-app.h"
+#include "pod-launch.h"
+#include "pod-prepare.h"
+#include "stage1.h"
+#include "time-util.h"
+#include "warn.h"
+
+static const char usage[] =
+        "Usage: podapp [--dir=PATH] [--debug] COMMAND [ARGS...]\n"
+        "\n"
+        "Adds, starts, stops and removes the apps of a running pod.\n"
+        "\n"
+        "Commands:\n"
+        "  sandbox  start an empty mutable pod; prints its UUID\n"
+        "  add      add an app to a running pod\n"
+        "  start    start an app\n"
+        "  stop     stop an app (it stays in the pod)\n"
+        "  rm       stop an app and remove it from the pod\n"
+        "  list     list a pod's apps and their states\n"
+        "  status   show one app's state, times and exit code\n"
+        "  exec     run a command in a running app, as the app\n"
+        "\n"
+        "Global options:\n"
+        "  --dir=PATH  data directory (default: $SDPOD_DIR, or " SDPOD_DEFAULT_DIR ")\n"
+        "  --debug     print more detail on errors\n"
+        "  --help      show this help\n"
+        "  --version   show the version\n"
+        "\n"
+        "Run 'podapp COMMAND --help' for a command's options. See podapp(1).\n";
+
+static int usage_error_from(const char *command, Error *err) {
+        int status = cli_usage_error(command, "%s", err ? err->msg : strerror(ENOMEM));
+        error_free(err);
+        return status;
+}
+
+static const char sandbox_usage[] =
+        "Usage: podapp sandbox [--name=NAME] [--volume=SPEC]... [--keep-on-app-failure]\n"
+        "\n"
+        "Prepares a mutable pod with no apps, starts it (as pod@UUID.service when\n"
+        "the host runs systemd with sdpod installed, otherwise as a detached\n"
+        "process), waits until it is ready and prints its UUID. Apps are then added\n"
+        "with 'podapp add'. An app that fails halts the pod, unless\n"
+        "--keep-on-app-failure is given.\n"
+        "\n"
+        "  --name=NAME            the pod's machine name (default sdpod-UUID)\n"
+        "  --volume=SPEC          a volume the apps can mount, as for 'sdpod prepare':\n"
+        "                         NAME,kind=host,source=PATH[,readOnly=true] or\n"
+        "                         NAME,kind=empty\n"
+        "  --keep-on-app-failure  a failed app does not halt the pod\n";
+
+static int verb_sandbox(int argc, char **argv) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "name", required_argument, NULL, 'n' },
+                { "volume", required_argument, NULL, 'v' },
+                { "keep-on-app-failure", no_argument, NULL, 'k' },
+                {},
+        };
+        /* Declared before the first goto: their cleanup runs at "out". */
+        _cleanup_pod_store_ PodStore *ps = NULL;
+        _cleanup_image_store_ ImageStore *is = NULL;
+        _cleanup_pod_ Pod *p = NULL;
+        PodArgs args = { .mutable_pod = true };
+        Error *err = NULL;
+        int c, status = EXIT_OK;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                switch (c) {
+                case 'h':
+                        fputs(sandbox_usage, stdout);
+                        goto out;
+                case 'n':
+                        free(args.name);
+                        args.name = strdup(optarg);
+                        break;
+                case 'v': {
+                        VolumeArg v;
+                        VolumeArg *vs = reallocarray(args.volumes, args.n_volumes + 1, sizeof(VolumeArg));
+                        if (!vs) {
+                                status = cli_fail(NULL);
+                                goto out;
+                        }
+                        args.volumes = vs;
+                        if (volume_arg_parse(optarg, &v, &err) < 0) {
+                                status = usage_error_from(argv[0], err);
+                                goto out;
+                        }
+                        args.volumes[args.n_volumes++] = v;
+                        break;
+                }
+                case 'k':
+                        args.keep_on_app_failure = true;
+                        break;
+                default:
+                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+                        status = EXIT_USAGE;
+                        goto out;
+                }
+        }
+        if (optind < argc) {
+                status = cli_usage_error(argv[0], "unexpected argument \"%s\" (apps come with 'podapp add')", argv[optind]);
+                goto out;
+        }
+
+        if (cli_open_pods(&ps, &err) < 0 ||
+            image_store_open(cli.dir, cli.dir_is_default, STORE_SHARED, &is, &err) < 0 ||
+            pod_prepare(ps, is, &args, POD_DIR_PREPARED, &p, &err) < 0) {
+                status = cli_fail(err);
+                goto out;
+        }
+        char uuid[UUID_STRING_MAX];
+        snprintf(uuid, sizeof(uuid), "%s", p->uuid);
+        pod_free(TAKE_PTR(p)); /* the lock goes to whoever runs it */
+        if (pod_launch(ps, uuid, POD_LAUNCH_AUTO, 0, &err) < 0) {
+                /* Nothing of a sandbox that never became ready is kept. */
+                _cleanup_error_ Error *ignored = NULL;
+                _cleanup_pod_ Pod *left = NULL;
+                if (pod_lookup(ps, uuid, &left, &ignored) >= 0)
+                        (void) pod_remove(ps, left, &ignored);
+                status = cli_fail(err);
+                goto out;
+        }
+        puts(uuid);
+out:
+        pod_args_done(&args);
+        return status;
+}
+
+static const char add_usage[] =
+        "Usage: podapp add UUID --app=NAME IMAGE [APP OPTIONS] [-- ARGS...]\n"
+        "\n"
+        "Adds an app to a running mutable pod (made with 'podapp sandbox'): renders\n"
+        "its root from IMAGE, makes it visible in the pod and has the pod's systemd\n"
+        "load its units. The app is then prepared; 'podapp start' runs it.\n"
+        "\n"
+        "  --app=NAME            the app's name (lowercase letters, digits, '-'); required\n"
+        "\n"
+        "App options, as for 'sdpod prepare':\n"
+        "  --exec=PATH           the program (replaces the image's entrypoint)\n"
+        "  --set-env=NAME=VALUE  an environment variable (repeatable)\n"
+        "  --user=USER           user name or number in the image\n"
+        "  --group=GROUP         group name or number in the image\n"
+        "  --working-dir=PATH    working directory\n"
+        "  --mount=volume=NAME,target=PATH\n"
+        "                        mount one of the pod's volumes (repeatable)\n"
+        "  -- ARGS...            the app's arguments (replace the image's command)\n";
+
+static int verb_add(int argc, char **argv) {
+        if (cli_wants_help(argc, argv)) {
+                fputs(add_usage, stdout);
+                return EXIT_OK;
+        }
+        if (argc < 2 || startswith(argv[1], "-"))
+                return cli_usage_error(argv[0], "the pod's UUID comes first");
+        _cleanup_pod_store_ PodStore *ps = NULL;
+        _cleanup_image_store_ ImageStore *is = NULL;
+        _cleanup_pod_ Pod *p = NULL;
+        Error *err = NULL;
+        PodArgs args = {};
+        if (pod_args_parse(argc - 2, argv + 2, false, &args, &err) < 0)
+                return usage_error_from(argv[0], err);
+        int status = EXIT_OK;
+        if (args.n_apps != 1) {
+                status = cli_usage_error(argv[0], "adds one app at a time");
+                goto out;
+        }
+        if (!args.apps[0].name) {
+                status = cli_usage_error(argv[0], "the app needs a name: --app=NAME");
+                goto out;
+        }
+        if (cli_open_pod(argv[1], &ps, &p, &err) < 0 ||
+            image_store_open(cli.dir, cli.dir_is_default, STORE_SHARED, &is, &err) < 0 ||
+            pod_app_add(ps, p, is, &args.apps[0], &err) < 0)
+                status = cli_fail(err);
+out:
+        pod_args_done(&args);
+        return status;
+}
+
+/* The command line of start, stop, rm, list and status: UUID and options. */
+typedef struct AppVerbArgs {
+        const char *uuid;
+        const char *app;
+        uint64_t grace_usec;
+        OutputFormat format;
+        bool legend;
+} AppVerbArgs;
+
+enum {
+        WANT_APP = 1 << 0,
+        WANT_GRACE = 1 << 1,
+        WANT_FORMAT = 1 << 2,
+};
+
+/* Returns -1 when the verb is done, with its status in *ret_status. */
+static int parse_app_verb(int argc, char **argv, const char *verb_usage, unsigned want, AppVerbArgs *ret,
+                          int *ret_status) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "app", required_argument, NULL, 'a' },
+                { "grace", required_argument, NULL, 'g' },
+                { "format", required_argument, NULL, 'f' },
+                { "no-legend", no_argument, NULL, 'L' },
+                {},
+        };
+        *ret = (AppVerbArgs) { .grace_usec = APP_STOP_GRACE_USEC, .legend = true };
+        int c;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                bool allowed = (c == 'a' && (want & WANT_APP)) || (c == 'g' && (want & WANT_GRACE)) ||
+                        ((c == 'f' || c == 'L') && (want & WANT_FORMAT)) || c == 'h';
+                if (c == '?' || !allowed) {
+                        if (c != '?')
+                                fprintf(stderr, "%s: option '%s' is not one of this command's\n", argv[0], argv[optind - 1]);
+                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+                        *ret_status = EXIT_USAGE;
+                        return -1;
+                }
+                switch (c) {
+                case 'h':
+                        fputs(verb_usage, stdout);
+                        *ret_status = EXIT_OK;
+                        return -1;
+                case 'a':
+                        ret->app = optarg;
+                        break;
+                case 'g':
+                        if (parse_duration(optarg, &ret->grace_usec) < 0) {
+                                *ret_status = cli_usage_error(argv[0], "--grace=%s: not a duration (\"5s\", \"500ms\")", optarg);
+                                return -1;
+                        }
+                        break;
+                case 'f':
+                        if ((*ret_status = cli_parse_format(argv[0], optarg, &ret->format)) != 0)
+                                return -1;
+                        break;
+                case 'L':
+                        ret->legend = false;
+                        break;
+                }
+        }
+        if (optind != argc - 1) {
+                *ret_status = cli_usage_error(argv[0], optind >= argc ? "missing UUID" : "takes one UUID");
+                return -1;
+        }
+        ret->uuid = argv[optind];
+        if ((want & WANT_APP) && !ret->app) {
+                *ret_status = cli_usage_error(argv[0], "which app? --app=NAME");
+                return -1;
+        }
+        return 0;
+}
+
+static const char start_usage[] =
+        "Usage: podapp start UUID --app=NAME\n"
+        "\n"
+        "Starts an app that was added (or stopped) and returns once it runs. An app\n"
+        "that runs already is left alone.\n";
+
+static const char stop_usage[] =
+        "Usage: podapp stop UUID --app=NAME [--grace=DURATION]\n"
+        "\n"
+        "Stops an app: SIGTERM, then SIGKILL when it has not exited after the grace\n"
+        "period; returns once its exit status is recorded. The app stays in the pod\n"
+        "('podapp start' runs it again, 'podapp rm' removes it), and the pod runs on.\n"
+        "\n"
+        "  --grace=DURATION  how long the app has to exit (default 10s, which is also\n"
+        "                    the most its unit allows)\n";
+
+static const char rm_usage[] =
+        "Usage: podapp rm UUID --app=NAME [--grace=DURATION]\n"
+        "\n"
+        "Stops the app if it runs (as 'podapp stop' does) and removes it from the pod\n"
+        "with everything it had: its root and its changes to it, its units and its\n"
+        "exit status. The pod runs on.\n"
+        "\n"
+        "  --grace=DURATION  how long the app has to exit (default 10s)\n";
+
+static int run_app_op(int argc, char **argv, const char *verb_usage, unsigned want,
+                      int (*op)(PodStore *ps, Pod *p, const AppVerbArgs *a, Error **err)) {
+        AppVerbArgs a;
+        int status;
+        if (parse_app_verb(argc, argv, verb_usage, want, &a, &status) < 0)
+                return status;
+        Error *err = NULL;
+        _cleanup_pod_store_ PodStore *ps = NULL;
+        _cleanup_pod_ Pod *p = NULL;
+        if (cli_open_pod(a.uuid, &ps, &p, &err) < 0 || op(ps, p, &a, &err) < 0)
+                return cli_fail(err);
+        return EXIT_OK;
+}
+
+static int op_start(PodStore *ps, Pod *p, const AppVerbArgs *a, Error **err) {
+        return pod_app_start(ps, p, a->app, err);
+}
+
+static int op_stop(PodStore *ps, Pod *p, const AppVerbArgs *a, Error **err) {
+        return pod_app_stop(ps, p, a->app, a->grace_usec, err);
+}
+
+static int op_rm(PodStore *ps, Pod *p, const AppVerbArgs *a, Error **err) {
+        return pod_app_rm(ps, p, a->app, a->grace_usec, err);
+}
+
+static int verb_start(int argc, char **argv) {
+        return run_app_op(argc, argv, start_usage, WANT_APP, op_start);
+}
+
+static int verb_stop(int argc, char **argv) {
+        return run_app_op(argc, argv, stop_usage, WANT_APP | WANT_GRACE, op_stop);
+}
+
+static int verb_rm(int argc, char **argv) {
+        return run_app_op(argc, argv, rm_usage, WANT_APP | WANT_GRACE, op_rm);
+}
+
+static struct json_object *status_json(const AppStatus *s) {
+        struct json_object *o = json_object_new_object();
+        if (!o || json_add_string(o, "name", s->name) < 0 ||
+            json_add_string(o, "state", app_state_to_string(s->state)) < 0 ||
+            cli_json_add_time(o, "created", s->created_usec) < 0 || cli_json_add_time(o, "started", s->started_usec) < 0 ||
+            cli_json_add_time(o, "finished", s->finished_usec) < 0 ||
+            json_object_object_add(o, "exit_code", s->has_exit_code ? json_object_new_int(s->exit_code) : NULL) < 0) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
+}
+
+static const char list_usage[] =
+        "Usage: podapp list UUID [--format=table|json] [--no-legend]\n"
+        "\n"
+        "Lists the apps of a pod with their states (prepared, running, stopping,\n"
+        "exited, deleting; unknown for an app of a pod that ended without a record of\n"
+        "it), times and exit codes.\n";
+
+static int verb_list(int argc, char **argv) {
+        AppVerbArgs a;
+        int status;
+        if (parse_app_verb(argc, argv, list_usage, WANT_FORMAT, &a, &status) < 0)
+                return status;
+        Error *err = NULL;
+        _cleanup_pod_store_ PodStore *ps = NULL;
+        _cleanup_pod_ Pod *p = NULL;
+        AppStatus *apps = NULL;
+        size_t n = 0;
+        if (cli_open_pod(a.uuid, &ps, &p, &err) < 0 || pod_app_list(ps, p, &apps, &n, &err) < 0)
+                return cli_fail(err);
+        status = EXIT_OK;
+        if (a.format == FORMAT_JSON) {
+                struct json_object *arr = json_object_new_array();
+                for (size_t i = 0; arr && i < n; i++) {
+                        struct json_object *o = status_json(&apps[i]);
+                        if (!o || json_object_array_add(arr, o) < 0) {
+                                json_object_put(o);
+                                json_object_put(arr);
+                                arr = NULL;
+                        }
+                }
+                status = arr ? (cli_print_json(arr) < 0 ? EXIT_ERROR : EXIT_OK) : cli_fail(NULL);
+                json_object_put(arr);
+        } else {
+                _cleanup_(table_freep) Table *t = table_new(6, "APP", "STATE", "CREATED", "STARTED", "FINISHED", "EXIT");
+                for (size_t i = 0; t && i < n; i++) {
+                        char c[32], s[32], f[32], code[16];
+                        snprintf(code, sizeof(code), "%d", apps[i].exit_code);
+                        if (table_add_row(t, apps[i].name, app_state_to_string(apps[i].state),
+                                          cli_table_time(apps[i].created_usec, c), cli_table_time(apps[i].started_usec, s),
+                                          cli_table_time(apps[i].finished_usec, f),
+                                          apps[i].has_exit_code ? code : NULL) < 0)
+                                status = cli_fail(NULL);
+                }
+                if (!t)
+                        status = cli_fail(NULL);
+                else if (status == EXIT_OK)
+                        table_print(t, a.legend);
+        }
+        for (size_t i = 0; i < n; i++)
+                app_status_done(&apps[i]);
+        free(apps);
+        return status;
+}
+
+static const char status_usage[] =
+        "Usage: podapp status UUID --app=NAME [--format=table|json]\n"
+        "\n"
+        "Shows an app's state (preparing, prepared, running, stopping, exited,\n"
+        "deleting, unknown), when it was added, started and finished, and its exit\n"
+        "code once it has exited.\n";
+
+static int verb_status(int argc, char **argv) {
+        AppVerbArgs a;
+        int status;
+        if (parse_app_verb(argc, argv, status_usage, WANT_APP | WANT_FORMAT, &a, &status) < 0)
+                return status;
+        Error *err = NULL;
+        _cleanup_pod_store_ PodStore *ps = NULL;
+        _cleanup_pod_ Pod *p = NULL;
+        _cleanup_(app_status_done) AppStatus s = {};
+        if (cli_open_pod(a.uuid, &ps, &p, &err) < 0 || pod_app_status(ps, p, a.app, &s, &err) < 0)
+                return cli_fail(err);
+        if (a.format == FORMAT_JSON) {
+                struct json_object *o = status_json(&s);
+                status = o ? (cli_print_json(o) < 0 ? EXIT_ERROR : EXIT_OK) : cli_fail(NULL);
+                json_object_put(o);
+                return status;
+        }
+        char c[32], st[32], f[32];
+        printf("app:      %s\n", s.name);
+        printf("state:    %s\n", app_state_to_string(s.state));
+        printf("created:  %s\n", cli_table_time(s.created_usec, c) ?: "-");
+        printf("started:  %s\n", cli_table_time(s.started_usec, st) ?: "-");
+        printf("finished: %s\n", cli_table_time(s.finished_usec, f) ?: "-");
+        if (s.has_exit_code)
+                printf("exit:     %d\n", s.exit_code);
+        else
+                printf("exit:     -\n");
+        return EXIT_OK;
+}
+
+static const char exec_usage[] =
+        "Usage: podapp exec UUID --app=NAME -- COMMAND [ARGS...]\n"
+        "\n"
+        "Runs COMMAND in a running app: in its namespaces and root, with its\n"
+        "environment, as its user and group, in its working directory. Standard\n"
+        "input, output and error are podapp's; the exit status is COMMAND's\n"
+        "(127: not found, 126: not executable).\n";
+
+static int verb_exec(int argc, char **argv) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "app", required_argument, NULL, 'a' },
+                {},
+        };
+        const char *app = NULL;
+        int c;
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        fputs(exec_usage, stdout);
+                        return EXIT_OK;
+                case 'a':
+                        app = optarg;
+                        break;
+                default:
+                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+                        return EXIT_USAGE;
+                }
+        /* getopt moved the operands after the options: UUID, then the
+         * command, which "--" announced. */
+        if (optind >= argc)
+                return cli_usage_error(argv[0], "missing UUID");
+        if (!app)
+                return cli_usage_error(argv[0], "which app? --app=NAME");
+        if (optind + 1 >= argc)
+                return cli_usage_error(argv[0], "missing the command: -- COMMAND [ARGS...]");
+        Error *err = NULL;
+        _cleanup_pod_store_ PodStore *ps = NULL;
+        _cleanup_pod_ Pod *p = NULL;
+        if (cli_open_pod(argv[optind], &ps, &p, &err) < 0)
+                return cli_fail(err);
+        if (p->state != POD_STATE_RUNNING)
+                return cli_fail(error_set(&err, -ESRCH, "pod %s is not running (it is %s)", p->uuid,
+                                          pod_state_to_string(p->state)) < 0 ? err : NULL);
+        _cleanup_free_ char *app_arg = NULL;
+        char **args = calloc(argc - optind + 4, sizeof(char *));
+        if (!args || asprintf(&app_arg, "--app=%s", app) < 0)
+                return cli_fail(NULL);
+        size_t n = 0;
+        args[n++] = app_arg;
+        args[n++] = "--as-app";
+        args[n++] = "--";
+        for (int i = optind + 1; i < argc; i++)
+                args[n++] = argv[i];
+        stage1_exec(p->fd, p->uuid, STAGE1_ENTRYPOINT_ENTER, args, &err);
+        free(args);
+        return cli_fail(err);
+}
+
+static const Verb verbs[] = {
+        { "sandbox", verb_sandbox, NULL },
+        { "add", verb_add, NULL },
+        { "start", verb_start, NULL },
+        { "stop", verb_stop, NULL },
+        { "rm", verb_rm, NULL },
+        { "list", verb_list, NULL },
+        { "status", verb_status, NULL },
+        { "exec", verb_exec, NULL },
+        {},
+};
+
+static void print_warning(const char *message) {
+        fprintf(stderr, "%s: warning: %s\n", program_invocation_short_name, message);
+}
+
+int main(int argc, char **argv) {
+        int status;
+        warn_set_handler(print_warning);
+        int i = cli_parse_globals(argc, argv, usage, &status);
+        if (i < 0)
+                return status;
+        return cli_dispatch(verbs, "podapp", usage, argc - i, argv + i);
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include "bus-util.h"
+#include "pod-bus.h"
+
+/* In the child: connects to path and sends the socket over sock. */
+static int connect_and_send(int sock, const char *path) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                return -errno;
+        union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int))]; } control = {};
+        char byte = 0;
+        struct iovec iov = { &byte, 1 };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control) };
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        *c = (struct cmsghdr) { .cmsg_len = CMSG_LEN(sizeof(int)), .cmsg_level = SOL_SOCKET, .cmsg_type = SCM_RIGHTS };
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+static int receive_fd(int sock, int *ret) {
+        union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int))]; } control = {};
+        char byte;
+        struct iovec iov = { &byte, 1 };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control) };
+        ssize_t n;
+        while ((n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+                ;
+        if (n < 0)
+                return -errno;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        if (n == 0 || !c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
+                return -EPROTO;
+        memcpy(ret, CMSG_DATA(c), sizeof(int));
+        return 0;
+}
+
+/* The connected socket, made by a child in leader's pid namespace. */
+static int connect_in_pid_namespace(pid_t leader, const char *path, int *ret) {
+        char ns_path[64];
+        snprintf(ns_path, sizeof(ns_path), "/proc/%d/ns/pid", (int) leader);
+        _cleanup_close_ int ns = open(ns_path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int own = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+        if (ns < 0 || own < 0)
+                return -errno;
+        int pair[2];
+        if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair) < 0)
+                return -errno;
+        _cleanup_close_ int ours = pair[0], theirs = pair[1];
+        /* Only our next child is in the pod's pid namespace; then we go
+         * back, so that children made later are the host's again. */
+        if (setns(ns, CLONE_NEWPID) < 0)
+                return -errno;
+        pid_t child = fork();
+        int r = child < 0 ? -errno : 0;
+        if (child == 0)
+                _exit(-connect_and_send(theirs, path) & 0xff);
+        if (setns(own, CLONE_NEWPID) < 0)
+                abort(); /* our pid namespace for children cannot be lost silently */
+        if (r < 0)
+                return r;
+        close(theirs);
+        theirs = -1;
+        int st;
+        while (waitpid(child, &st, 0) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                return WIFEXITED(st) ? -WEXITSTATUS(st) : -EIO;
+        return receive_fd(ours, ret);
+}
+
+int pod_bus_open(pid_t leader, sd_bus **ret, Error **err) {
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/root%s", (int) leader, SYSTEMD_PRIVATE_SOCKET);
+        int fd = -1;
+        int r = connect_in_pid_namespace(leader, path, &fd);
+        if (r < 0)
+                return error_sys(err, r, "cannot connect to the pod's systemd at %s", path);
+        _cleanup_bus_ sd_bus *bus = NULL;
+        if ((r = sd_bus_new(&bus)) < 0 || (r = sd_bus_set_fd(bus, fd, fd)) < 0) {
+                close(fd);
+                return error_sys(err, r, "bus");
+        }
+        if ((r = sd_bus_start(bus)) < 0)
+                return error_sys(err, r, "cannot talk to the pod's systemd at %s", path);
+        *ret = TAKE_PTR(bus);
+        return 0;
+}

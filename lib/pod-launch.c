@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <fcntl.h>
+#include <poll.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-daemon.h>
+
+#include "bus-util.h"
+#include "pod-launch.h"
+#include "stage1.h"
+#include "time-util.h"
+
+#define LAUNCH_TIMEOUT_USEC (90 * USEC_PER_SEC)
+
+/* Whether the host's systemd knows pod@.service (sdpod installed). */
+static bool host_has_pod_unit(sd_bus *bus) {
+        UnitState st;
+        return bus_unit_state(bus, "pod@.service", &st, NULL) >= 0 && streq(st.load_state, "loaded");
+}
+
+static int launch_unit(sd_bus *bus, const char *uuid, uint64_t timeout_usec, Error **err) {
+        char unit[64];
+        snprintf(unit, sizeof(unit), "pod@%s.service", uuid);
+        /* A broker sends the manager's signals only to subscribers. */
+        BusJob job;
+        int r = bus_manager_subscribe(bus, err);
+        if (r < 0 || (r = bus_job_start(bus, "StartUnit", unit, "replace", &job, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
+        r = bus_job_wait(&job, timeout_usec, err);
+        bus_job_done(&job);
+        if (r == -ETIMEDOUT)
+                return error_set(err, r, "pod %s: %s is not ready after %llu s", uuid, unit,
+                                 (unsigned long long) (timeout_usec / USEC_PER_SEC));
+        return r < 0 ? error_prefix(err, "pod %s (see 'systemctl status %s')", uuid, unit) : 0;
+}
+
+/* A datagram socket for READY=1, on an abstract address of its own. */
+static int notify_socket(const char *uuid, char ret_address[static 108]) {
+        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        int n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "sdpod/launch/%s/%d", uuid, (int) getpid());
+        if (bind(fd, (struct sockaddr *) &sa, offsetof(struct sockaddr_un, sun_path) + 1 + n) < 0) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        snprintf(ret_address, 108, "@%s", sa.sun_path + 1);
+        return fd;
+}
+
+static bool has_ready(const char *msg) {
+        for (const char *l = msg; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+                if (startswith(l, "READY=1") && (l[7] == '\n' || l[7] == 0))
+                        return true;
+        return false;
+}
+
+/* The child: a session of its own, no terminal, then the pod's run
+ * entrypoint (which becomes systemd-nspawn, holding the pod's lock). */
+static _noreturn_ void detached_child(PodStore *ps, const char *uuid, const char *notify) {
+        Error *err = NULL;
+        _cleanup_pod_ Pod *p = NULL;
+        /* The pod must not hold the caller's output open ($(podapp
+         * sandbox) waits for its end); a copy of stderr, closed on exec,
+         * tells the caller why the pod did not start. */
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        int caller_stderr = fcntl(2, F_DUPFD_CLOEXEC, 3);
+        if (setsid() < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0 ||
+            setenv("NOTIFY_SOCKET", notify, 1) < 0)
+                _exit(125);
+        if (pod_start_prepared(ps, uuid, &p, &err) >= 0)
+                stage1_exec_run(p, &err);
+        dprintf(caller_stderr, "%s\n", err ? err->msg : strerror(ENOMEM));
+        _exit(err && err->code == -EALREADY ? 124 : 125);
+}
+
+static int launch_detached(PodStore *ps, const char *uuid, uint64_t timeout_usec, Error **err) {
+        char address[108];
+        _cleanup_close_ int sock = notify_socket(uuid, address);
+        if (sock < 0)
+                return error_sys(err, sock, "pod %s: cannot make a notify socket", uuid);
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0)
+                return error_sys(err, -errno, "pod %s: cannot fork", uuid);
+        if (pid == 0) {
+                closep(&sock);
+                detached_child(ps, uuid, address);
+        }
+        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        if (pidfd < 0)
+                return error_sys(err, -errno, "pod %s: pidfd of its process %d", uuid, (int) pid);
+        uint64_t deadline = monotonic_usec() + timeout_usec;
+        for (;;) {
+                struct pollfd fds[] = { { sock, POLLIN, 0 }, { pidfd, POLLIN, 0 } };
+                uint64_t now = monotonic_usec();
+                if (now >= deadline)
+                        return error_set(err, -ETIMEDOUT, "pod %s is not ready after %llu s (its process %d goes on)",
+                                         uuid, (unsigned long long) (timeout_usec / USEC_PER_SEC), (int) pid);
+                int n = poll(fds, 2, (int) ((deadline - now + 999) / 1000));
+                if (n < 0 && errno != EINTR)
+                        return error_sys(err, -errno, "pod %s: waiting until it is ready", uuid);
+                if (n > 0 && (fds[0].revents & POLLIN)) {
+                        char msg[4096];
+                        ssize_t k = recv(sock, msg, sizeof(msg) - 1, MSG_DONTWAIT);
+                        if (k > 0) {
+                                msg[k] = 0;
+                                if (has_ready(msg))
+                                        return 0;
+                        }
+                        continue;
+                }
+                if (n > 0 && (fds[1].revents & POLLIN)) {
+                        int st;
+                        while (waitpid(pid, &st, 0) < 0)
+                                if (errno != EINTR)
+                                        return error_sys(err, -errno, "pod %s", uuid);
+                        if (WIFEXITED(st) && WEXITSTATUS(st) == 124)
+                                return error_set(err, -EALREADY, "pod %s was started by another process", uuid);
+                        if (WIFEXITED(st))
+                                return error_set(err, -EIO, "pod %s exited before it was ready (exit status %d)",
+                                                 uuid, WEXITSTATUS(st));
+                        return error_set(err, -EIO, "pod %s was killed by signal %d before it was ready", uuid,
+                                         WTERMSIG(st));
+                }
+        }
+}
+
+int pod_launch(PodStore *ps, const char *uuid, PodLaunchMode mode, uint64_t timeout_usec, Error **err) {
+        if (!timeout_usec)
+                timeout_usec = LAUNCH_TIMEOUT_USEC;
+        if (mode != POD_LAUNCH_DETACHED && sd_booted() > 0) {
+                _cleanup_bus_ sd_bus *bus = NULL;
+                int r = sd_bus_open_system(&bus);
+                if (r >= 0 && (mode == POD_LAUNCH_UNIT || host_has_pod_unit(bus)))
+                        return launch_unit(bus, uuid, timeout_usec, err);
+                if (mode == POD_LAUNCH_UNIT)
+                        return error_sys(err, r, "pod %s: the system bus", uuid);
+        } else if (mode == POD_LAUNCH_UNIT)
+                return error_set(err, -EOPNOTSUPP, "pod %s: the host is not running systemd", uuid);
+        return launch_detached(ps, uuid, timeout_usec, err);
+}
