@@ -295,13 +295,21 @@ static int run_job(AppPod *ap, const char *method, const char *unit, uint64_t ti
         return r < 0 ? explain_exit(ap, error_prefix(err, "pod %s", ap->pod->uuid), err) : 0;
 }
 
+/* For start and stop: pod.lck shared, the running mutable pod, the app
+ * and its unit's state. */
+static int open_for_app(PodStore *ps, Pod *p, const char *app, int *lock, AppPod *ap, UnitState *st, Error **err) {
+        int r = lock_apps(p, LOCK_SH, lock, err);
+        if (r < 0 || (r = app_pod_open(ps, p, NEED_RUNNING | NEED_MUTABLE, ap, err)) < 0 || (r = need_app(ap, app, err)) < 0)
+                return r;
+        return app_unit_state(ap, app, st, err);
+}
+
 int pod_app_start(PodStore *ps, Pod *p, const char *app, Error **err) {
         _cleanup_close_ int lock = -1;
         _cleanup_(app_pod_done) AppPod ap = { .proc.nspawn_pidfd = -1 };
         UnitState st;
-        int r = lock_apps(p, LOCK_SH, &lock, err);
-        if (r < 0 || (r = app_pod_open(ps, p, NEED_RUNNING | NEED_MUTABLE, &ap, err)) < 0 || (r = need_app(&ap, app, err)) < 0 ||
-            (r = app_unit_state(&ap, app, &st, err)) < 0)
+        int r = open_for_app(ps, p, app, &lock, &ap, &st, err);
+        if (r < 0)
                 return r;
         if (unit_is_up(&st))
                 return 1;
@@ -353,9 +361,8 @@ int pod_app_stop(PodStore *ps, Pod *p, const char *app, uint64_t grace_usec, Err
         _cleanup_close_ int lock = -1;
         _cleanup_(app_pod_done) AppPod ap = { .proc.nspawn_pidfd = -1 };
         UnitState st;
-        int r = lock_apps(p, LOCK_SH, &lock, err);
-        if (r < 0 || (r = app_pod_open(ps, p, NEED_RUNNING | NEED_MUTABLE, &ap, err)) < 0 || (r = need_app(&ap, app, err)) < 0 ||
-            (r = app_unit_state(&ap, app, &st, err)) < 0)
+        int r = open_for_app(ps, p, app, &lock, &ap, &st, err);
+        if (r < 0)
                 return r;
         bool was_up = unit_is_up(&st) || streq(st.active_state, "deactivating");
         r = stop_app(&ap, app, grace_usec, err);

@@ -173,6 +173,27 @@ int stage1_exec_run(Pod *p, Error **err) {
         return r;
 }
 
+int stage1_exec_enter(Pod *p, const char *app, bool as_app, char *const *cmd, Error **err) {
+        if (p->state != POD_STATE_RUNNING)
+                return error_set(err, -ESRCH, "pod %s is not running (it is %s)", p->uuid, pod_state_to_string(p->state));
+        size_t n = 0;
+        for (char *const *c = cmd; c && *c; c++)
+                n++;
+        _cleanup_free_ char *app_arg = NULL;
+        _cleanup_free_ char **args = calloc(n + 4, sizeof(char *));
+        if (!args || (app && asprintf(&app_arg, "--app=%s", app) < 0))
+                return error_sys(err, -ENOMEM, "pod %s", p->uuid);
+        size_t k = 0;
+        if (app_arg)
+                args[k++] = app_arg;
+        if (as_app)
+                args[k++] = (char *) "--as-app";
+        args[k++] = (char *) "--";
+        for (size_t i = 0; i < n; i++)
+                args[k++] = cmd[i];
+        return stage1_exec(p->fd, p->uuid, STAGE1_ENTRYPOINT_ENTER, args, err);
+}
+
 int stage1_run(int pod_fd, const char *uuid, const char *name, char *const *args, Error **err) {
         const char *what = name + strlen("sdpod/stage1/");
         _cleanup_free_ char *path = NULL;

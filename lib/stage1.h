@@ -17,6 +17,8 @@
  * stage1-rootfs/build-stage1 and shared read-only by every pod. Entrypoints
  * run on the host; their contract is sdpod-stage1(7). */
 
+#include <stdbool.h>
+
 #include "error.h"
 #include "pod.h"
 
@@ -49,6 +51,13 @@ int stage1_exec(int pod_fd, const char *uuid, const char *name, char *const *arg
  * it: the lock fd passes through the exec ($SDPOD_LOCK_FD) and is held by
  * systemd-nspawn until the pod has exited. Returns only on failure. */
 int stage1_exec_run(Pod *p, Error **err);
+
+/* Runs cmd (NULL: the entrypoint's default shell) in an app of the running
+ * pod p through its enter entrypoint, in place of this process: app NULL
+ * means the pod's only app; as_app runs it as the app's user, group and
+ * working directory rather than as root in "/". A pod that does not run:
+ * -ESRCH. Returns only on failure. */
+int stage1_exec_enter(Pod *p, const char *app, bool as_app, char *const *cmd, Error **err);
 
 /* The same in a child process, waited for. A pod whose stage1 has no such
  * entrypoint: -EOPNOTSUPP, with a message (for gc, nothing to run). A

@@ -468,21 +468,7 @@ static int verb_exec(int argc, char **argv) {
         _cleanup_pod_ Pod *p = NULL;
         if (cli_open_pod(argv[optind], &ps, &p, &err) < 0)
                 return cli_fail(err);
-        if (p->state != POD_STATE_RUNNING)
-                return cli_fail(error_set(&err, -ESRCH, "pod %s is not running (it is %s)", p->uuid,
-                                          pod_state_to_string(p->state)) < 0 ? err : NULL);
-        _cleanup_free_ char *app_arg = NULL;
-        char **args = calloc(argc - optind + 4, sizeof(char *));
-        if (!args || asprintf(&app_arg, "--app=%s", app) < 0)
-                return cli_fail(NULL);
-        size_t n = 0;
-        args[n++] = app_arg;
-        args[n++] = "--as-app";
-        args[n++] = "--";
-        for (int i = optind + 1; i < argc; i++)
-                args[n++] = argv[i];
-        stage1_exec(p->fd, p->uuid, STAGE1_ENTRYPOINT_ENTER, args, &err);
-        free(args);
+        stage1_exec_enter(p, app, true, argv + optind + 1, &err);
         return cli_fail(err);
 }
 

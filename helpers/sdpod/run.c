@@ -180,21 +180,6 @@ int verb_enter(int argc, char **argv) {
         _cleanup_pod_ Pod *p = NULL;
         if (cli_open_pod(argv[optind], &ps, &p, &err) < 0)
                 return cli_fail(err);
-        if (p->state != POD_STATE_RUNNING)
-                return cli_fail(error_set(&err, -EALREADY, "pod %s is not running (%s)", p->uuid, pod_state_to_string(p->state)) < 0 ? err : NULL);
-        _cleanup_free_ char *app_arg = NULL;
-        if (app && asprintf(&app_arg, "--app=%s", app) < 0)
-                return cli_fail(NULL);
-        char **args = calloc(argc - optind + 3, sizeof(char *));
-        if (!args)
-                return cli_fail(NULL);
-        size_t n = 0;
-        if (app_arg)
-                args[n++] = app_arg;
-        args[n++] = "--";
-        for (int i = optind + 1; i < argc; i++)
-                args[n++] = argv[i];
-        stage1_exec(p->fd, p->uuid, STAGE1_ENTRYPOINT_ENTER, args, &err);
-        free(args);
+        stage1_exec_enter(p, app, false, argv + optind + 1, &err);
         return cli_fail(err);
 }
