@@ -106,13 +106,15 @@ static int app_pod_open(PodStore *ps, Pod *p, Need need, AppPod *ret, Error **er
 }
 
 /* A failure that may come from the pod ending under us: say so. A lost
- * connection to its systemd means it is going away: give it a moment. */
+ * connection to its systemd, or its PID 1 gone, means it is going away
+ * (nspawn may still hold the lock a moment): give it that moment. */
 static int explain_exit(AppPod *ap, int r, Error **err) {
         _cleanup_error_ Error *ignored = NULL;
         if (r >= 0 || !ap->running)
                 return r;
         int code = err && *err ? (*err)->code : r;
-        bool gone = code == -ECONNRESET || code == -ENOTCONN || code == -EPIPE;
+        bool gone = code == -ECONNRESET || code == -ENOTCONN || code == -EPIPE ||
+                (ap->proc.leader > 0 && kill(ap->proc.leader, 0) < 0 && errno == ESRCH);
         if ((gone ? pod_wait(ap->store, ap->pod, 5 * USEC_PER_SEC, &ignored) : pod_refresh(ap->store, ap->pod, &ignored)) == -ENOENT ||
             ap->pod->state != POD_STATE_RUNNING) {
                 error_prefix(err, "pod %s exited meanwhile", ap->pod->uuid);
