@@ -419,10 +419,10 @@ static void write_app_unit_section(FILE *f, const PodApp *app, PodGraph graph) {
                 "DefaultDependencies=no\n"
                 /* After its reaper: on any stop the app stops first, and the
                  * reaper's ExecStop then finds its exit status. */
-                "Wants=reaper@%1$s.service\n"
-                "After=reaper@%1$s.service\n"
+                "Wants=" REAPER_UNIT_FORMAT "\n"
+                "After=" REAPER_UNIT_FORMAT "\n"
                 "Before=default.target\n",
-                app->name);
+                app->name, app->name);
         write_stop_conflicts(f);
         write_on_failure(f, app, graph);
 }
@@ -574,7 +574,7 @@ int reaper_unit_render(const PodApp *app, PodGraph graph, char **ret) {
          * (and its exit status) loaded until the reaper has read it. A
          * mutable pod's app is referred to by nothing else once it has
          * stopped, and an unloaded unit has forgotten how it ended. */
-        fprintf(f, "Before=app@%s.service\n", app->name);
+        fprintf(f, "Before=" APP_UNIT_FORMAT "\n", app->name);
         /* The pod exits (sdpod-exit.service) only after the reaper has
          * recorded the status: a stop is ordered before a start whatever
          * the edge's direction. The immutable graph also gets there through

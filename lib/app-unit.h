@@ -20,6 +20,9 @@
 #define POD_VOLUMES_DIR "/sdpod/volumes"
 #define POD_APPS_DIR "/opt/stage2"    /* an app's root: POD_APPS_DIR/NAME/rootfs */
 #define POD_HELPER "/usr/lib/sdpod/pod-helper"
+/* The units the generator writes for app NAME (printf formats of NAME). */
+#define APP_UNIT_FORMAT "app@%s.service"
+#define REAPER_UNIT_FORMAT "reaper@%s.service"
 /* Each app's directory in the pod directory (upper/, work/ of its root),
  * seen in the pod as /sdpod/apps/NAME. */
 #define POD_APP_DIR "apps"

@@ -80,10 +80,14 @@ static int app_pod_open(PodStore *ps, Pod *p, Need need, AppPod *ret, Error **er
                 return error_set(err, -ESRCH, "pod %s is not running (it is %s)", p->uuid, pod_state_to_string(p->state));
         if ((r = pod_manifest_read_at(p->fd, "pod", "pod manifest", &ap.manifest, err)) < 0)
                 return error_prefix(err, "pod %s", p->uuid);
-        const char *mutable = pod_manifest_get_annotation(ap.manifest, POD_ANNOTATION_MUTABLE);
-        if ((need & NEED_MUTABLE) && !streq(strempty(mutable), "true"))
-                return error_set(err, -EOPNOTSUPP, "pod %s is not mutable: apps are added to and removed from pods "
-                                 "made with 'podapp sandbox'", p->uuid);
+        if (need & NEED_MUTABLE) {
+                PodGraph graph;
+                if ((r = pod_graph_from_manifest(ap.manifest, &graph, err)) < 0)
+                        return error_prefix(err, "pod %s", p->uuid);
+                if (!(graph & POD_GRAPH_MUTABLE))
+                        return error_set(err, -EOPNOTSUPP, "pod %s is not mutable: apps are added to and removed "
+                                         "from pods made with 'podapp sandbox'", p->uuid);
+        }
         if (ap.running) {
                 r = pod_process_find(p->fd, p->uuid, &ap.proc, err);
                 if (r == -ESRCH) {
@@ -91,8 +95,10 @@ static int app_pod_open(PodStore *ps, Pod *p, Need need, AppPod *ret, Error **er
                         ap.running = false;
                         if (need & NEED_RUNNING)
                                 return r;
-                        error_free(*err);
-                        *err = NULL;
+                        if (err) {
+                                error_free(*err);
+                                *err = NULL;
+                        }
                 } else if (r < 0)
                         return r;
                 else if (ap.proc.leader <= 0)
@@ -126,7 +132,7 @@ static int explain_exit(AppPod *ap, int r, Error **err) {
 }
 
 static void app_unit(const char *app, char unit[static 128]) {
-        snprintf(unit, 128, "app@%s.service", app);
+        snprintf(unit, 128, APP_UNIT_FORMAT, app);
 }
 
 /* apps/NAME/FILE of the pod directory */
@@ -165,20 +171,16 @@ static int unlink_app_status(AppPod *ap, const char *app, Error **err) {
         return unlink_pod_file(ap, path, err);
 }
 
-/* The recorded exit status and when it was recorded; 0 when there is none. */
+/* The recorded exit status and when it was recorded; 0 when there is none
+ * (or it is not one: sdpod status warns about that). */
 static int read_app_exit(AppPod *ap, const char *app, int *ret_code, uint64_t *ret_usec) {
-        char path[128];
-        snprintf(path, sizeof(path), POD_APP_STATUS_DIR "/%s", app);
-        _cleanup_free_ char *data = NULL;
-        struct stat st;
-        if (read_file_at(ap->pod->fd, path, 64, &data, NULL, NULL) < 0 || fstatat(ap->pod->fd, path, &st, 0) < 0)
+        _cleanup_close_ int fd = open_beneath_no_symlinks(ap->pod->fd, POD_APP_STATUS_DIR,
+                                                          O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+        PodAppExit e = {};
+        if (fd < 0 || pod_app_exit_read_at(fd, app, &e) < 0)
                 return 0;
-        char *end;
-        long v = strtol(data, &end, 10);
-        if (end == data || v < 0 || v > 255)
-                return 0;
-        *ret_code = (int) v;
-        *ret_usec = (uint64_t) st.st_mtim.tv_sec * USEC_PER_SEC + (uint64_t) st.st_mtim.tv_nsec / 1000;
+        *ret_code = e.exit_status;
+        *ret_usec = e.exited_usec;
         return 1;
 }
 
@@ -337,7 +339,7 @@ int pod_app_start(PodStore *ps, Pod *p, const char *app, Error **err) {
 static int stop_app(AppPod *ap, const char *app, uint64_t grace_usec, Error **err) {
         char unit[128], reaper[128];
         app_unit(app, unit);
-        snprintf(reaper, sizeof(reaper), "reaper@%s.service", app);
+        snprintf(reaper, sizeof(reaper), REAPER_UNIT_FORMAT, app);
         int r = touch_app_file(ap, app, POD_APP_STOP_REQUESTED, err);
         if (r < 0)
                 return r;

@@ -25,7 +25,7 @@ static uint64_t timespec_to_usec(const struct timespec *ts) {
         return (uint64_t) ts->tv_sec * USEC_PER_SEC + (uint64_t) ts->tv_nsec / 1000;
 }
 
-static int read_app_exit(int status_fd, const char *name, PodAppExit *ret) {
+int pod_app_exit_read_at(int status_fd, const char *name, PodAppExit *ret) {
         char buf[32];
         _cleanup_close_ int fd = openat(status_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
         if (fd < 0)
@@ -63,7 +63,7 @@ static int read_app_exits(Pod *p, PodInfo *info) {
         for (size_t i = 0; i < info->manifest->n_apps; i++) {
                 const char *name = info->manifest->apps[i].name;
                 PodAppExit e = {};
-                int r = read_app_exit(fd, name, &e);
+                int r = pod_app_exit_read_at(fd, name, &e);
                 if (r == -ENOENT)
                         continue;
                 if (r < 0) {

@@ -41,6 +41,12 @@ const char *pod_info_name(const PodInfo *info);
  * number and a newline. */
 #define POD_APP_STATUS_DIR "status"
 
+/* Reads the exit status of app name from the status directory status_fd
+ * (a regular file, not followed through a symlink) into ret's exit_status
+ * and exited_usec (its modification time); ret->name is left alone.
+ * -ENOENT: none recorded; -EBADMSG: not an exit status. */
+int pod_app_exit_read_at(int status_fd, const char *name, PodAppExit *ret);
+
 /* The image ids every pod refers to, in every state: image gc keeps their
  * trees, which pods use as the lower layer of their apps' roots. */
 int pod_store_image_ids(PodStore *s, char ***ret, Error **err);

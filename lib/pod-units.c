@@ -129,18 +129,18 @@ static int build_app(PodUnits *u, const PodManifest *m, size_t index, int pod_ro
                         return r;
         } else if ((r = app_unit_render(au, graph, &text)) < 0)
                 return r;
-        if ((r = add_file(u, text, NULL, "app@%s.service", app->name)) < 0)
+        if ((r = add_file(u, text, NULL, APP_UNIT_FORMAT, app->name)) < 0)
                 return r;
 
         if ((r = reaper_unit_render(app, graph, &text)) < 0 ||
-            (r = add_file(u, text, NULL, "reaper@%s.service", app->name)) < 0)
+            (r = add_file(u, text, NULL, REAPER_UNIT_FORMAT, app->name)) < 0)
                 return r;
 
         /* An immutable pod starts its apps at boot; a mutable pod's are
          * started one by one (podapp start). */
         if (!(graph & POD_GRAPH_MUTABLE)) {
                 char unit[128];
-                snprintf(unit, sizeof(unit), "app@%s.service", app->name);
+                snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app->name);
                 return add_wants_link(u, unit);
         }
         return 0;

@@ -43,7 +43,7 @@ static bool stop_requested(const char *app) {
 static int reap(const char *app) {
         Error *err = NULL;
         char unit[256], path[PATH_MAX], buf[16];
-        snprintf(unit, sizeof(unit), "app@%s.service", app);
+        snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app);
         _cleanup_bus_ sd_bus *bus = NULL;
         ServiceExit x;
         if (bus_open_systemd_private(SYSTEMD_PRIVATE_SOCKET, &bus, &err) < 0 || bus_service_exit(bus, unit, &x, &err) < 0)

@@ -90,7 +90,7 @@ static int enter(const char *uuid, const char *app_name, bool as_app, char **cmd
         if (pod_process_find(pod_fd, uuid, &p, &err) < 0)
                 return fail(err);
         char unit[256];
-        snprintf(unit, sizeof(unit), "app@%s.service", app->name);
+        snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app->name);
         pid_t target;
         if (pod_unit_pid(&p, unit, &target) < 0) {
                 pod_process_done(&p);
