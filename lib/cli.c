@@ -6,6 +6,7 @@
 #include "config.h"
 #include "json-util.h"
 #include "time-util.h"
+#include "warn.h"
 
 CliGlobals cli;
 
@@ -290,4 +291,17 @@ int cli_json_add_time(struct json_object *o, const char *key, uint64_t usec) {
                 return json_object_object_add(o, key, NULL);
         format_timestamp(usec, ts);
         return json_add_string(o, key, ts);
+}
+
+static void print_warning(const char *message) {
+        fprintf(stderr, "%s: warning: %s\n", program_invocation_short_name, message);
+}
+
+int cli_main(int argc, char **argv, const char *program, const char *usage, const Verb *verbs) {
+        int status;
+        warn_set_handler(print_warning);
+        int i = cli_parse_globals(argc, argv, usage, &status);
+        if (i < 0)
+                return status;
+        return cli_dispatch(verbs, program, usage, argc - i, argv + i);
 }

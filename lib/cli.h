@@ -44,6 +44,10 @@ int cli_parse_globals(int argc, char **argv, const char *usage, int *ret_status)
 /* Runs argv[0] from verbs; "context" is the command so far ("sdpod image"). */
 int cli_dispatch(const Verb *verbs, const char *context, const char *usage, int argc, char **argv);
 
+/* The whole main() of a binary: warnings go to stderr as "PROGRAM:
+ * warning: ...", then the global options, then the verb of verbs. */
+int cli_main(int argc, char **argv, const char *program, const char *usage, const Verb *verbs);
+
 /* Prints "PROGRAM: MESSAGE" on stderr and returns the exit status for it. */
 int cli_fail(Error *e);
 int cli_usage_error(const char *command, const char *fmt, ...) _printf_(2, 3);

@@ -13,7 +13,6 @@
 #include "pod-prepare.h"
 #include "stage1.h"
 #include "time-util.h"
-#include "warn.h"
 
 static const char usage[] =
         "Usage: podapp [--dir=PATH] [--debug] COMMAND [ARGS...]\n"
@@ -484,15 +483,6 @@ static const Verb verbs[] = {
         {},
 };
 
-static void print_warning(const char *message) {
-        fprintf(stderr, "%s: warning: %s\n", program_invocation_short_name, message);
-}
-
 int main(int argc, char **argv) {
-        int status;
-        warn_set_handler(print_warning);
-        int i = cli_parse_globals(argc, argv, usage, &status);
-        if (i < 0)
-                return status;
-        return cli_dispatch(verbs, "podapp", usage, argc - i, argv + i);
+        return cli_main(argc, argv, "podapp", usage, verbs);
 }

@@ -3,7 +3,6 @@
 #include "config.h"
 #include "macro.h"
 #include "sdpod.h"
-#include "warn.h"
 
 static const char usage[] =
         "Usage: sdpod [--dir=PATH] [--debug] COMMAND [ARGS...]\n"
@@ -46,15 +45,6 @@ static const Verb verbs[] = {
         {},
 };
 
-static void print_warning(const char *message) {
-        fprintf(stderr, "%s: warning: %s\n", program_invocation_short_name, message);
-}
-
 int main(int argc, char **argv) {
-        int status;
-        warn_set_handler(print_warning);
-        int i = cli_parse_globals(argc, argv, usage, &status);
-        if (i < 0)
-                return status;
-        return cli_dispatch(verbs, "sdpod", usage, argc - i, argv + i);
+        return cli_main(argc, argv, "sdpod", usage, verbs);
 }
