@@ -68,6 +68,8 @@ typedef enum Need {
         NEED_MUTABLE = 1 << 1,
 } Need;
 
+static int explain_exit(AppPod *ap, int r, Error **err);
+
 static int app_pod_open(PodStore *ps, Pod *p, Need need, AppPod *ret, Error **err) {
         _cleanup_(app_pod_done) AppPod ap = { .store = ps, .pod = p, .proc.nspawn_pidfd = -1 };
         int r = pod_refresh(ps, p, err);
@@ -104,7 +106,7 @@ static int app_pod_open(PodStore *ps, Pod *p, Need need, AppPod *ret, Error **er
                 else if (ap.proc.leader <= 0)
                         return error_set(err, -EBUSY, "pod %s is still starting", p->uuid);
                 else if ((r = pod_bus_open(ap.proc.leader, &ap.bus, err)) < 0)
-                        return error_prefix(err, "pod %s", p->uuid);
+                        return explain_exit(&ap, error_prefix(err, "pod %s", p->uuid), err);
         }
         *ret = ap;
         ap = (AppPod) { .proc.nspawn_pidfd = -1 };
@@ -112,15 +114,18 @@ static int app_pod_open(PodStore *ps, Pod *p, Need need, AppPod *ret, Error **er
 }
 
 /* A failure that may come from the pod ending under us: say so. A lost
- * connection to its systemd, or its PID 1 gone, means it is going away
- * (nspawn may still hold the lock a moment): give it that moment. */
+ * connection to its systemd, or its PID 1 exiting or gone, means it is
+ * going away while nspawn may still hold the lock a moment: give it that
+ * moment. */
 static int explain_exit(AppPod *ap, int r, Error **err) {
         _cleanup_error_ Error *ignored = NULL;
         if (r >= 0 || !ap->running)
                 return r;
         int code = err && *err ? (*err)->code : r;
+        if (code == -ESRCH)
+                return r; /* said already: the pod is not running */
         bool gone = code == -ECONNRESET || code == -ENOTCONN || code == -EPIPE ||
-                (ap->proc.leader > 0 && kill(ap->proc.leader, 0) < 0 && errno == ESRCH);
+                !pod_leader_alive(&ap->proc);
         if ((gone ? pod_wait(ap->store, ap->pod, 5 * USEC_PER_SEC, &ignored) : pod_refresh(ap->store, ap->pod, &ignored)) == -ENOENT ||
             ap->pod->state != POD_STATE_RUNNING) {
                 error_prefix(err, "pod %s exited meanwhile", ap->pod->uuid);

@@ -79,6 +79,14 @@ int pod_process_find(int pod_fd, const char *uuid, PodProcess *ret, Error **err)
         return 0;
 }
 
+bool pod_leader_alive(const PodProcess *p) {
+        /* A process loses its root early in its exit, before it is even a
+         * zombie: a root we can reach is a process that still runs. */
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/root/", (int) p->leader);
+        return p->leader > 0 && access(path, F_OK) == 0;
+}
+
 static int ns_inode(pid_t pid, const char *ns, ino_t *ret) {
         char path[64];
         struct stat st;

@@ -24,6 +24,11 @@ void pod_process_done(PodProcess *p);
  * pod is not running. pod_fd is the pod directory. */
 int pod_process_find(int pod_fd, const char *uuid, PodProcess *ret, Error **err);
 
+/* Whether the pod's PID 1 still runs: false once it is exiting, a zombie
+ * systemd-nspawn has yet to reap, or gone (nspawn may hold the pod's lock
+ * a while longer). */
+bool pod_leader_alive(const PodProcess *p);
+
 /* The lowest PID in the pod's pid namespace whose cgroup is the unit's
  * ("app@web.service"): the unit's main process. -ESRCH when it runs none. */
 int pod_unit_pid(const PodProcess *p, const char *unit, pid_t *ret);
