@@ -19,6 +19,7 @@
 #include "mount-util.h"
 #include "pod-manifest.h"
 #include "pod-app-root.h"
+#include "pod-journal.h"
 #include "pod-run.h"
 #include "pod-userdb.h"
 #include "stage1.h"
@@ -148,6 +149,18 @@ static int enter_private_mount_namespace(Error **err) {
         return private_nspawn_propagate_dir(err);
 }
 
+/* The pod's journald writes below /var/log/journal, which is the pod
+ * directory's journal/: kept after the pod has exited (pod-journal.h). */
+static int mount_journal(const char *pod, int pod_fd, Error **err) {
+        if (mkdirat(pod_fd, POD_JOURNAL_DIR, 0755) < 0 && errno != EEXIST)
+                return error_sys(err, -errno, "cannot create %s/", POD_JOURNAL_DIR);
+        _cleanup_free_ char *source = path_join3(pod, POD_JOURNAL_DIR, NULL),
+                           *target = path_join3(pod, "stage1/rootfs/var/log/journal", NULL);
+        if (!source || !target)
+                return error_sys(err, -ENOMEM, "journal");
+        return mount_bind(source, target, false, err);
+}
+
 /* pod_fd must have been opened in the private mount namespace. */
 static int mount_pod(const char *pod, int pod_fd, const PodManifest *m, Error **err) {
         _cleanup_free_ char *image = NULL;
@@ -179,6 +192,8 @@ static int mount_pod(const char *pod, int pod_fd, const PodManifest *m, Error **
 
         if (mkdirat(pod_fd, "status", 0755) < 0 && errno != EEXIST)
                 return error_sys(err, -errno, "cannot create status/");
+        if ((r = mount_journal(pod, pod_fd, err)) < 0)
+                return r;
         _cleanup_close_ int fd = mkdir_p_in_root(rootfs_fd, "sdpod", 0755, false);
         if (fd < 0)
                 return error_sys(err, fd, "cannot create /sdpod in the pod");

@@ -19,6 +19,7 @@ static const char usage[] =
         "  list          list pods\n"
         "  status        show a pod's state, times and app exit statuses\n"
         "  cat-manifest  print a pod's manifest\n"
+        "  journal       show a pod's journal: its apps' output and its systemd's log\n"
         "  rm            remove exited, prepared or failed pods\n"
         "  gc            collect exited and failed pods\n"
         "\n"
@@ -40,6 +41,7 @@ static const Verb verbs[] = {
         { "list", verb_list, NULL },
         { "status", verb_status, NULL },
         { "cat-manifest", verb_cat_manifest, NULL },
+        { "journal", verb_journal, NULL },
         { "rm", verb_rm, NULL },
         { "gc", verb_gc, NULL },
         {},

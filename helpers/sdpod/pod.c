@@ -6,6 +6,7 @@
 #include "fs.h"
 #include "json-util.h"
 #include "pod-info.h"
+#include "pod-journal.h"
 #include "pod-prepare.h"
 #include "sdpod.h"
 #include "time-util.h"
@@ -299,6 +300,48 @@ int verb_cat_manifest(int argc, char **argv) {
         if (r < 0)
                 return cli_fail(err);
         return fwrite(data, 1, size, stdout) == size && fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
+}
+
+static const char journal_usage[] =
+        "Usage: sdpod journal [--app=NAME] UUID [JOURNALCTL OPTIONS...]\n"
+        "\n"
+        "Shows a pod's journal with journalctl(1): what its apps wrote to stdout and\n"
+        "stderr, and what its systemd logged. The journal is kept in the pod's\n"
+        "directory, so it can be read while the pod runs and after it has exited,\n"
+        "until the pod is removed. Options after the UUID go to journalctl (for\n"
+        "example -f, -o cat, --no-pager).\n"
+        "\n"
+        "  --app=NAME  only the app's own entries (unit app@NAME.service)\n";
+
+int verb_journal(int argc, char **argv) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "app", required_argument, NULL, 'a' },
+                {},
+        };
+        const char *app = NULL;
+        int c;
+        /* "+": options end at the UUID; what follows is journalctl's. */
+        while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        fputs(journal_usage, stdout);
+                        return EXIT_OK;
+                case 'a':
+                        app = optarg;
+                        break;
+                default:
+                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+                        return EXIT_USAGE;
+                }
+        if (optind >= argc)
+                return cli_usage_error(argv[0], "missing UUID");
+        Error *err = NULL;
+        _cleanup_pod_store_ PodStore *ps = NULL;
+        _cleanup_pod_ Pod *p = NULL;
+        if (cli_open_pod(argv[optind], &ps, &p, &err) >= 0)
+                pod_journal_exec(ps, p, app, argv + optind + 1, &err);
+        return cli_fail(err);
 }
 
 static const char rm_usage[] =

@@ -11,6 +11,7 @@ int verb_prepare(int argc, char **argv);
 int verb_list(int argc, char **argv);
 int verb_status(int argc, char **argv);
 int verb_cat_manifest(int argc, char **argv);
+int verb_journal(int argc, char **argv);
 int verb_rm(int argc, char **argv);
 int verb_gc(int argc, char **argv);
 int verb_run_prepared(int argc, char **argv);
