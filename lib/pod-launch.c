@@ -10,6 +10,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "bus-util.h"
+#include "config.h"
 #include "pod-launch.h"
 #include "stage1.h"
 #include "time-util.h"
@@ -132,10 +133,20 @@ static int launch_detached(PodStore *ps, const char *uuid, uint64_t timeout_usec
         }
 }
 
+/* pod@.service runs 'sdpod run-prepared UUID' without --dir: it can only
+ * start pods of the default data directory. */
+static bool store_is_default(PodStore *ps) {
+        _cleanup_free_ char *def = realpath(SDPOD_DEFAULT_DIR, NULL);
+        return def && streq(def, ps->root);
+}
+
 int pod_launch(PodStore *ps, const char *uuid, PodLaunchMode mode, uint64_t timeout_usec, Error **err) {
         if (!timeout_usec)
                 timeout_usec = LAUNCH_TIMEOUT_USEC;
-        if (mode != POD_LAUNCH_DETACHED && sd_booted() > 0) {
+        if (mode == POD_LAUNCH_UNIT && !store_is_default(ps))
+                return error_set(err, -EOPNOTSUPP, "pod %s: pod@.service runs pods of %s only, not of %s", uuid,
+                                 SDPOD_DEFAULT_DIR, ps->root);
+        if (mode != POD_LAUNCH_DETACHED && store_is_default(ps) && sd_booted() > 0) {
                 _cleanup_bus_ sd_bus *bus = NULL;
                 int r = sd_bus_open_system(&bus);
                 if (r >= 0 && (mode == POD_LAUNCH_UNIT || host_has_pod_unit(bus)))
@@ -145,4 +156,17 @@ int pod_launch(PodStore *ps, const char *uuid, PodLaunchMode mode, uint64_t time
         } else if (mode == POD_LAUNCH_UNIT)
                 return error_set(err, -EOPNOTSUPP, "pod %s: the host is not running systemd", uuid);
         return launch_detached(ps, uuid, timeout_usec, err);
+}
+
+int pod_launch_prepared(PodStore *ps, Pod **p, PodLaunchMode mode, char ret_uuid[static UUID_STRING_MAX], Error **err) {
+        snprintf(ret_uuid, UUID_STRING_MAX, "%s", (*p)->uuid);
+        pod_free(TAKE_PTR(*p)); /* the lock goes to whoever runs it */
+        int r = pod_launch(ps, ret_uuid, mode, 0, err);
+        if (r < 0) {
+                _cleanup_error_ Error *ignored = NULL;
+                _cleanup_pod_ Pod *left = NULL;
+                if (pod_lookup(ps, ret_uuid, &left, &ignored) >= 0)
+                        (void) pod_remove(ps, left, &ignored);
+        }
+        return r;
 }

@@ -12,6 +12,7 @@
 
 #include "error.h"
 #include "pod.h"
+#include "uuid.h"
 
 typedef enum PodLaunchMode {
         POD_LAUNCH_AUTO,        /* the unit when the host can, else detached */
@@ -22,3 +23,8 @@ typedef enum PodLaunchMode {
 /* timeout_usec 0: 90 s. A pod that exits before it is ready, or a unit that
  * fails, is an error that says so. */
 int pod_launch(PodStore *ps, const char *uuid, PodLaunchMode mode, uint64_t timeout_usec, Error **err);
+
+/* Launches the prepared pod *p, which it takes (and unlocks), and puts its
+ * UUID in ret_uuid. A pod that does not become ready is removed: nothing of
+ * it is kept. */
+int pod_launch_prepared(PodStore *ps, Pod **p, PodLaunchMode mode, char ret_uuid[static UUID_STRING_MAX], Error **err);

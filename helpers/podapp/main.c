@@ -118,14 +118,7 @@ static int verb_sandbox(int argc, char **argv) {
                 goto out;
         }
         char uuid[UUID_STRING_MAX];
-        snprintf(uuid, sizeof(uuid), "%s", p->uuid);
-        pod_free(TAKE_PTR(p)); /* the lock goes to whoever runs it */
-        if (pod_launch(ps, uuid, POD_LAUNCH_AUTO, 0, &err) < 0) {
-                /* Nothing of a sandbox that never became ready is kept. */
-                _cleanup_error_ Error *ignored = NULL;
-                _cleanup_pod_ Pod *left = NULL;
-                if (pod_lookup(ps, uuid, &left, &ignored) >= 0)
-                        (void) pod_remove(ps, left, &ignored);
+        if (pod_launch_prepared(ps, &p, POD_LAUNCH_AUTO, uuid, &err) < 0) {
                 status = cli_fail(err);
                 goto out;
         }

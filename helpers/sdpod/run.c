@@ -6,6 +6,7 @@
 #include "app-args.h"
 #include "cli.h"
 #include "fs.h"
+#include "pod-launch.h"
 #include "pod-prepare.h"
 #include "sdpod.h"
 #include "stage1.h"
@@ -39,7 +40,7 @@ int verb_run_prepared(int argc, char **argv) {
 }
 
 static const char run_usage[] =
-        "Usage: sdpod run [--uuid-file=PATH] [PREPARE OPTIONS] IMAGE [APP OPTIONS] [-- ARGS...]\n"
+        "Usage: sdpod run [--detach] [--uuid-file=PATH] [PREPARE OPTIONS] IMAGE [APP OPTIONS] [-- ARGS...]\n"
         "                 [--- IMAGE [APP OPTIONS] [-- ARGS...]]...\n"
         "\n"
         "Prepares a pod as 'sdpod prepare' does (see 'sdpod prepare --help' for the\n"
@@ -47,6 +48,11 @@ static const char run_usage[] =
         "apps' output goes to the terminal, and sdpod exits with the exit status of\n"
         "the app that failed, or 0. Ctrl-C or SIGTERM stops the pod in order.\n"
         "\n"
+        "  --detach          run it in the background instead: as pod@UUID.service\n"
+        "                    when the host runs systemd and has pod@.service, else\n"
+        "                    as a process of its own session; print the UUID once\n"
+        "                    the pod is ready (its output goes to its journal:\n"
+        "                    'sdpod journal UUID')\n"
         "  --uuid-file=PATH  write the pod's UUID to PATH before it starts\n";
 
 int verb_run(int argc, char **argv) {
@@ -56,9 +62,15 @@ int verb_run(int argc, char **argv) {
         }
         Error *err = NULL;
         const char *uuid_file = NULL;
+        bool detach = false;
         int i = 1;
-        for (; i < argc && startswith(argv[i], "--uuid-file="); i++)
-                uuid_file = argv[i] + strlen("--uuid-file=");
+        for (; i < argc; i++)
+                if (startswith(argv[i], "--uuid-file="))
+                        uuid_file = argv[i] + strlen("--uuid-file=");
+                else if (streq(argv[i], "--detach"))
+                        detach = true;
+                else
+                        break;
         if (uuid_file && !*uuid_file)
                 return cli_usage_error(argv[0], "--uuid-file= needs a path");
         PodArgs args = {};
@@ -75,7 +87,7 @@ int verb_run(int argc, char **argv) {
                 _cleanup_image_store_ ImageStore *is = NULL;
                 r = image_store_open(cli.dir, cli.dir_is_default, STORE_SHARED, &is, &err);
                 r = r < 0 ? r : cli_open_pods(&ps, &err);
-                r = r < 0 ? r : pod_prepare(ps, is, &args, POD_DIR_RUN, &p, &err);
+                r = r < 0 ? r : pod_prepare(ps, is, &args, detach ? POD_DIR_PREPARED : POD_DIR_RUN, &p, &err);
         }
         pod_args_done(&args);
         if (r < 0)
@@ -85,6 +97,13 @@ int verb_run(int argc, char **argv) {
                 int n = snprintf(line, sizeof(line), "%s\n", p->uuid);
                 if (write_file_atomic_at(AT_FDCWD, uuid_file, line, n, 0644, &err) < 0)
                         return cli_fail(err);
+        }
+        if (detach) {
+                char uuid[UUID_STRING_MAX];
+                if (pod_launch_prepared(ps, &p, POD_LAUNCH_AUTO, uuid, &err) < 0)
+                        return cli_fail(err);
+                puts(uuid);
+                return EXIT_OK;
         }
         return exec_run_entrypoint(p);
 }
