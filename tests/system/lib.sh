@@ -1,0 +1,80 @@
+# shellcheck shell=bash
+#
+# lib.sh - sourced by every tests/system/test-*.sh, which run inside the
+# test host that run-system-tests boots: sdpod is installed there (prefix
+# $SDPOD_PREFIX), its systemd is PID 1, and the pods live in the default
+# data directory, as on a user's machine.
+#
+# It builds on tests/integration/lib.sh (assertions, $T, skip and abort
+# rules) and adds:
+#   * sd / pa: the installed sdpod and podapp on the default data directory;
+#   * busybox_image: a busybox image, built with umoci and imported once per
+#     boot of the test host;
+#   * wait_for DESC SECONDS CMD...: polls until CMD succeeds;
+#   * host_counts: what a pod may leak on the host (mounts, cgroups, pod
+#     processes, nspawn processes, pod directories, loop devices).
+
+[ -n "${SDPOD_PREFIX:-}" ] || { echo "ABORT - tests/system: run them with run-system-tests"; exit 1; }
+SDPOD_BIN=$SDPOD_PREFIX/bin/sdpod
+PODAPP_BIN=$SDPOD_PREFIX/bin/podapp
+SDPOD_STAGE1=$SDPOD_PREFIX/lib/sdpod/stage1
+# shellcheck source=../integration/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../integration/lib.sh"
+# The installed defaults, not a test's own: pod@.service knows no other.
+unset SDPOD_STAGE1 SDPOD_DIR
+DATA=/var/lib/sdpod
+
+require_root
+[ "$(readlink /proc/1/exe)" = /usr/lib/systemd/systemd ] || die "PID 1 is not systemd: not in the test host"
+
+# sd / pa: sdpod and podapp as a user types them.
+sd() { "$SDPOD" "$@"; }
+pa() { "$PODAPP" "$@"; }
+
+# busybox_image: imports the image "busybox" unless the store has it.
+busybox_image() {
+	sd image inspect busybox >/dev/null 2>&1 && return 0
+	use_real_images
+	img_busybox_rootfs "$T/busybox-rootfs" >/dev/null
+	img_oci_layout "$T/busybox-oci" latest "$T/busybox-rootfs" >/dev/null
+	sd image import "$T/busybox-oci" --name=busybox >/dev/null
+}
+
+# wait_for DESC SECONDS CMD...: a check that CMD succeeds within SECONDS.
+wait_for() {
+	local desc=$1 secs=$2 i
+	shift 2
+	for ((i = 0; i < secs * 10; i++)); do
+		if "$@" >/dev/null 2>&1; then
+			pass "$desc"
+			return 0
+		fi
+		sleep 0.1
+	done
+	fail "$desc" "not within ${secs}s: $(_show_cmd "$@")"
+	return 1
+}
+
+unit_prop() {
+	systemctl show -P "$2" "$1"
+}
+
+# host_counts: one line per kind of resource a pod could leak.
+host_counts() {
+	local nspawn=0 p
+	for p in /proc/[0-9]*; do
+		[ "$(cat "$p/comm" 2>/dev/null)" = systemd-nspawn ] && nspawn=$((nspawn + 1))
+	done
+	echo "mounts $(wc -l </proc/self/mountinfo)"
+	echo "cgroups $(find /sys/fs/cgroup -type d 2>/dev/null | wc -l)"
+	echo "pod-processes $(for p in /proc/[0-9]*; do grep -qz '^container_uuid=' "$p/environ" 2>/dev/null && echo; done | wc -l)"
+	echo "nspawn-processes $nspawn"
+	echo "pod-directories $(find "$DATA/pods" -mindepth 2 -maxdepth 2 2>/dev/null | wc -l)"
+	echo "machines $(machinectl list --no-legend 2>/dev/null | grep -c . || true)"
+	echo "loop-devices $(losetup -a 2>/dev/null | wc -l)"
+}
+
+# gc_all: removes every pod that has ended, now.
+gc_all() {
+	sd gc --grace-period=0 >/dev/null
+}

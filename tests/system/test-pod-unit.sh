@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# pod@.service on a systemd host: systemctl start returns when the pod is
+# ready, status shows it, stop halts it in order and the exit statuses are
+# recorded; an immutable pod whose apps end leaves the unit inactive (0) or
+# failed with the app's exit status in ExecMainStatus (pod@.service(8)).
+. "$(dirname "$0")/lib.sh"
+busybox_image
+
+echo "# systemctl start / status / stop"
+uuid=$(sd prepare busybox --exec=/bin/sh -- -c 'echo started; trap "echo got-term; exit 0" TERM; while :; do sleep 0.1; done')
+unit=pod@$uuid.service
+assert_exit 0 systemctl start "$unit"
+# "Returns when the pod is ready": the pod's systemd reached its steady
+# state, so the app runs and the pod is registered, at once.
+assert_eq "active right after start" active "$(systemctl is-active "$unit")"
+assert_eq "sdpod says running" running "$(sd status "$uuid" | sed -n 's/^state=//p')"
+assert_eq "the pod's systemd is ready" "READY=1" "$( [ "$(unit_prop "$unit" StatusText)" = "Container running: Ready." ] && echo READY=1)"
+out=$(systemctl status "$unit" --no-pager 2>&1) && rc=0 || rc=$?
+assert_eq "systemctl status exits 0" 0 "$rc"
+assert_contains "systemctl status: active (running)" "$out" "active (running)"
+assert_contains "systemctl status: its main process is systemd-nspawn" "$out" "(systemd-nspawn)"
+assert_eq "it runs in machine.slice" machine.slice "$(unit_prop "$unit" Slice)"
+assert_exit 0 systemctl stop "$unit"
+assert_eq "inactive after stop" inactive "$(systemctl is-active "$unit" || true)"
+assert_eq "sdpod says exited" exited "$(sd status "$uuid" | sed -n 's/^state=//p')"
+assert_eq "the app's exit status was recorded (its TERM handler's 0)" 0 "$(sd status "$uuid" | sed -n 's/^app-busybox=//p')"
+assert_contains "the app saw SIGTERM" "$(sd journal "$uuid" --no-pager -o cat)" got-term
+out=$(systemctl start "$unit" 2>&1) && rc=0 || rc=$?
+assert_ne "a pod runs once: starting it again fails" 0 "$rc"
+assert_contains "and the unit's log says why" "$(journalctl -u "$unit" --no-pager -o cat -n 5)" "was already started (it is exited)"
+no_pod_procs "$uuid"
+
+# (The apps sleep first: a pod whose apps all end while it boots exits
+# before it is ready, and fails with Result=protocol; pod@.service(8).)
+echo "# an immutable pod whose app exits 0: inactive"
+uuid=$(sd prepare busybox --exec=/bin/sh -- -c 'sleep 1')
+unit=pod@$uuid.service
+assert_exit 0 systemctl start "$unit"
+wait_for "the pod exits by itself" 20 sh -c "! systemctl is-active --quiet $unit"
+assert_eq "inactive" inactive "$(systemctl is-active "$unit" || true)"
+assert_eq "Result=success" success "$(unit_prop "$unit" Result)"
+assert_eq "ExecMainStatus=0" 0 "$(unit_prop "$unit" ExecMainStatus)"
+
+echo "# an immutable pod whose app exits 3: failed, ExecMainStatus=3"
+uuid=$(sd prepare busybox --exec=/bin/sh -- -c 'sleep 1; exit 3' --- busybox --app=other --exec=/bin/sleep -- 60)
+unit=pod@$uuid.service
+assert_exit 0 systemctl start "$unit"
+wait_for "the pod exits by itself" 20 sh -c "! systemctl is-active --quiet $unit"
+assert_eq "failed" failed "$(systemctl is-active "$unit" || true)"
+assert_eq "Result=exit-code" exit-code "$(unit_prop "$unit" Result)"
+assert_eq "ExecMainStatus=3, the app's" 3 "$(unit_prop "$unit" ExecMainStatus)"
+assert_eq "sdpod status: the failed app" 3 "$(sd status "$uuid" | sed -n 's/^app-busybox=//p')"
+assert_eq "sdpod status: the other app was stopped" 143 "$(sd status "$uuid" | sed -n 's/^app-other=//p')"
+systemctl reset-failed "$unit"
+no_pod_procs "$uuid"
+
+gc_all
+assert_eq "gc removed every pod" "" "$(sd list --format=json | jq -r '.[].uuid')"
