@@ -17,15 +17,14 @@
 
 #define LAUNCH_TIMEOUT_USEC (90 * USEC_PER_SEC)
 
-/* Whether the host's systemd knows pod@.service (sdpod installed). */
-static bool host_has_pod_unit(sd_bus *bus) {
+/* Whether the host's systemd has pod@.service (sdpod installed): a template
+ * cannot be loaded, its instance can. */
+static bool host_has_pod_unit(sd_bus *bus, const char *unit) {
         UnitState st;
-        return bus_unit_state(bus, "pod@.service", &st, NULL) >= 0 && streq(st.load_state, "loaded");
+        return bus_unit_state(bus, unit, &st, NULL) >= 0 && streq(st.load_state, "loaded");
 }
 
-static int launch_unit(sd_bus *bus, const char *uuid, uint64_t timeout_usec, Error **err) {
-        char unit[64];
-        snprintf(unit, sizeof(unit), "pod@%s.service", uuid);
+static int launch_unit(sd_bus *bus, const char *uuid, const char *unit, uint64_t timeout_usec, Error **err) {
         /* A broker sends the manager's signals only to subscribers. */
         BusJob job;
         int r = bus_manager_subscribe(bus, err);
@@ -147,10 +146,12 @@ int pod_launch(PodStore *ps, const char *uuid, PodLaunchMode mode, uint64_t time
                 return error_set(err, -EOPNOTSUPP, "pod %s: pod@.service runs pods of %s only, not of %s", uuid,
                                  SDPOD_DEFAULT_DIR, ps->root);
         if (mode != POD_LAUNCH_DETACHED && store_is_default(ps) && sd_booted() > 0) {
+                char unit[64];
+                snprintf(unit, sizeof(unit), "pod@%s.service", uuid);
                 _cleanup_bus_ sd_bus *bus = NULL;
                 int r = sd_bus_open_system(&bus);
-                if (r >= 0 && (mode == POD_LAUNCH_UNIT || host_has_pod_unit(bus)))
-                        return launch_unit(bus, uuid, timeout_usec, err);
+                if (r >= 0 && (mode == POD_LAUNCH_UNIT || host_has_pod_unit(bus, unit)))
+                        return launch_unit(bus, uuid, unit, timeout_usec, err);
                 if (mode == POD_LAUNCH_UNIT)
                         return error_sys(err, r, "pod %s: the system bus", uuid);
         } else if (mode == POD_LAUNCH_UNIT)
