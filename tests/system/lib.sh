@@ -66,7 +66,7 @@ host_counts() {
 		[ "$(cat "$p/comm" 2>/dev/null)" = systemd-nspawn ] && nspawn=$((nspawn + 1))
 	done
 	echo "mounts $(wc -l </proc/self/mountinfo)"
-	echo "cgroups $(find /sys/fs/cgroup -type d 2>/dev/null | wc -l)"
+	echo "machine.slice-cgroups $(find /sys/fs/cgroup -path '*/machine.slice/*' -type d 2>/dev/null | wc -l)"
 	echo "pod-processes $(for p in /proc/[0-9]*; do grep -qz '^container_uuid=' "$p/environ" 2>/dev/null && echo; done | wc -l)"
 	echo "nspawn-processes $nspawn"
 	echo "pod-directories $(find "$DATA/pods" -mindepth 2 -maxdepth 2 2>/dev/null | wc -l)"

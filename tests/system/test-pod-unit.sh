@@ -54,5 +54,12 @@ assert_eq "sdpod status: the other app was stopped" 143 "$(sd status "$uuid" | s
 systemctl reset-failed "$unit"
 no_pod_procs "$uuid"
 
+echo "# systemctl start --wait: returns when the pod has exited (pod@.service(8))"
+uuid=$(sd prepare busybox --exec=/bin/sh -- -c 'sleep 1; exit 5')
+assert_exit 1 systemctl start --wait "pod@$uuid.service"
+assert_eq "failed" failed "$(systemctl is-failed "pod@$uuid.service" || true)"
+assert_eq "ExecMainStatus=5" 5 "$(unit_prop "pod@$uuid.service" ExecMainStatus)"
+systemctl reset-failed "pod@$uuid.service"
+
 gc_all
 assert_eq "gc removed every pod" "" "$(sd list --format=json | jq -r '.[].uuid')"
