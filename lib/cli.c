@@ -128,6 +128,36 @@ int cli_dispatch(const Verb *verbs, const char *context, const char *usage, int 
         return cli_usage_error(context, "unknown command \"%s\"", argv[0]);
 }
 
+int cli_parse_app_options(int argc, char **argv, const char *usage, bool operands_end_options, const char **ret_app,
+                          int *ret_status) {
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "app", required_argument, NULL, 'a' },
+                {},
+        };
+        int c;
+        *ret_app = NULL;
+        while ((c = getopt_long(argc, argv, operands_end_options ? "+h" : "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        fputs(usage, stdout);
+                        *ret_status = EXIT_OK;
+                        return -1;
+                case 'a':
+                        *ret_app = optarg;
+                        break;
+                default:
+                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
+                        *ret_status = EXIT_USAGE;
+                        return -1;
+                }
+        if (optind >= argc) {
+                *ret_status = cli_usage_error(argv[0], "missing UUID");
+                return -1;
+        }
+        return optind;
+}
+
 int cli_parse_verb_options(int argc, char **argv, const char *usage, OutputFormat *format, bool *legend, int *ret_status) {
         enum { OPT_NO_LEGEND = 0x100 };
         static const struct option all[] = {

@@ -63,6 +63,15 @@ int cli_parse_format(const char *command, const char *value, OutputFormat *ret);
  * done, with its exit status in *ret_status. */
 int cli_parse_verb_options(int argc, char **argv, const char *usage, OutputFormat *format, bool *legend, int *ret_status);
 
+/* The options of the verbs that act on one app of a pod, "VERB [--app=NAME]
+ * UUID [ARGS...]": --help and --app=NAME. With operands_end_options, the
+ * first operand (the UUID) ends them and what follows is the command's,
+ * options included; else options may come anywhere before "--". Returns the
+ * index of the UUID, or -1 with *ret_status set: help shown, a usage error,
+ * or no UUID. */
+int cli_parse_app_options(int argc, char **argv, const char *usage, bool operands_end_options, const char **ret_app,
+                          int *ret_status);
+
 /* A table printed with aligned columns; NULL cells print as "-". */
 typedef struct Table Table;
 Table *table_new(size_t n_columns, ...);

@@ -428,39 +428,22 @@ static const char exec_usage[] =
         "(127: not found, 126: not executable).\n";
 
 static int verb_exec(int argc, char **argv) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "app", required_argument, NULL, 'a' },
-                {},
-        };
-        const char *app = NULL;
-        int c;
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        fputs(exec_usage, stdout);
-                        return EXIT_OK;
-                case 'a':
-                        app = optarg;
-                        break;
-                default:
-                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-                        return EXIT_USAGE;
-                }
+        const char *app;
+        int status, i = cli_parse_app_options(argc, argv, exec_usage, false, &app, &status);
+        if (i < 0)
+                return status;
         /* getopt moved the operands after the options: UUID, then the
          * command, which "--" announced. */
-        if (optind >= argc)
-                return cli_usage_error(argv[0], "missing UUID");
         if (!app)
                 return cli_usage_error(argv[0], "which app? --app=NAME");
-        if (optind + 1 >= argc)
+        if (i + 1 >= argc)
                 return cli_usage_error(argv[0], "missing the command: -- COMMAND [ARGS...]");
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *p = NULL;
-        if (cli_open_pod(argv[optind], &ps, &p, &err) < 0)
+        if (cli_open_pod(argv[i], &ps, &p, &err) < 0)
                 return cli_fail(err);
-        stage1_exec_enter(p, app, true, argv + optind + 1, &err);
+        stage1_exec_enter(p, app, true, argv + i + 1, &err);
         return cli_fail(err);
 }
 

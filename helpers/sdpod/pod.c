@@ -314,33 +314,15 @@ static const char journal_usage[] =
         "  --app=NAME  only the app's own entries (unit app@NAME.service)\n";
 
 int verb_journal(int argc, char **argv) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "app", required_argument, NULL, 'a' },
-                {},
-        };
-        const char *app = NULL;
-        int c;
-        /* "+": options end at the UUID; what follows is journalctl's. */
-        while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        fputs(journal_usage, stdout);
-                        return EXIT_OK;
-                case 'a':
-                        app = optarg;
-                        break;
-                default:
-                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-                        return EXIT_USAGE;
-                }
-        if (optind >= argc)
-                return cli_usage_error(argv[0], "missing UUID");
+        const char *app;
+        int status, i = cli_parse_app_options(argc, argv, journal_usage, true, &app, &status);
+        if (i < 0)
+                return status;
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *p = NULL;
-        if (cli_open_pod(argv[optind], &ps, &p, &err) >= 0)
-                pod_journal_exec(ps, p, app, argv + optind + 1, &err);
+        if (cli_open_pod(argv[i], &ps, &p, &err) >= 0)
+                pod_journal_exec(ps, p, app, argv + i + 1, &err);
         return cli_fail(err);
 }
 

@@ -171,34 +171,15 @@ static const char enter_usage[] =
         "  --app=NAME   the app (needed when the pod has more than one)\n";
 
 int verb_enter(int argc, char **argv) {
-        static const struct option options[] = {
-                { "help", no_argument, NULL, 'h' },
-                { "app", required_argument, NULL, 'a' },
-                {},
-        };
-        const char *app = NULL;
-        int c;
-        /* "+": options end at the UUID; what follows is the command's. */
-        while ((c = getopt_long(argc, argv, "+h", options, NULL)) >= 0)
-                switch (c) {
-                case 'h':
-                        fputs(enter_usage, stdout);
-                        return EXIT_OK;
-                case 'a':
-                        app = optarg;
-                        break;
-                default:
-                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-                        return EXIT_USAGE;
-                }
-        if (optind >= argc)
-                return cli_usage_error(argv[0], "missing UUID");
-
+        const char *app;
+        int status, i = cli_parse_app_options(argc, argv, enter_usage, true, &app, &status);
+        if (i < 0)
+                return status;
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *p = NULL;
-        if (cli_open_pod(argv[optind], &ps, &p, &err) < 0)
+        if (cli_open_pod(argv[i], &ps, &p, &err) < 0)
                 return cli_fail(err);
-        stage1_exec_enter(p, app, false, argv + optind + 1, &err);
+        stage1_exec_enter(p, app, false, argv + i + 1, &err);
         return cli_fail(err);
 }
