@@ -275,6 +275,24 @@ assert_contains "an empty volume is shared by the apps" "$OUT" "shared"
 assert_eq "the app's write reaches the host" from-pod "$(cat "$T/hostvol/out" 2>/dev/null)"
 
 # ---------------------------------------------------------------------------
+echo "# run --detach without a systemd host: a process of its own; sdpod journal"
+# ---------------------------------------------------------------------------
+assert_exit 0 sd run --detach --name=bg busybox --exec=/bin/sh -- -c 'echo bg-out; echo bg-err >&2; exec sleep 600'
+D=$OUT
+assert_match "it prints only the UUID" '^[0-9a-f-]{36}$' "$D"
+assert_eq "the pod runs once the UUID is printed" running "$(status_of "$D" state)"
+assert_exit 0 sd journal --app=busybox "$D" --no-pager -o cat
+assert_contains "sdpod journal: stdout" "$OUT" bg-out
+assert_contains "and stderr" "$OUT" bg-err
+assert_exit 0 sd stop "$D"
+assert_eq "stopped in order" 143 "$(status_of "$D" app-busybox)"
+assert_exit 0 sd journal --app=busybox "$D" --no-pager -o cat
+assert_contains "the journal outlives the pod" "$OUT" bg-out
+assert_exit 3 sd journal --app=nope "$D"
+assert_exit 2 sd journal
+no_pod_procs "$D"
+
+# ---------------------------------------------------------------------------
 echo "# what is left: exited pods, removed by gc"
 # ---------------------------------------------------------------------------
 assert_eq "every pod has exited" "" "$(sd list --no-legend | awk '$3 != "exited"')"
