@@ -139,30 +139,21 @@ static bool store_is_default(PodStore *ps) {
         return def && streq(def, ps->root);
 }
 
-int pod_launch(PodStore *ps, const char *uuid, PodLaunchMode mode, uint64_t timeout_usec, Error **err) {
-        if (!timeout_usec)
-                timeout_usec = LAUNCH_TIMEOUT_USEC;
-        if (mode == POD_LAUNCH_UNIT && !store_is_default(ps))
-                return error_set(err, -EOPNOTSUPP, "pod %s: pod@.service runs pods of %s only, not of %s", uuid,
-                                 SDPOD_DEFAULT_DIR, ps->root);
-        if (mode != POD_LAUNCH_DETACHED && store_is_default(ps) && sd_booted() > 0) {
+static int pod_launch(PodStore *ps, const char *uuid, Error **err) {
+        if (store_is_default(ps) && sd_booted() > 0) {
                 char unit[64];
                 snprintf(unit, sizeof(unit), "pod@%s.service", uuid);
                 _cleanup_bus_ sd_bus *bus = NULL;
-                int r = sd_bus_open_system(&bus);
-                if (r >= 0 && (mode == POD_LAUNCH_UNIT || host_has_pod_unit(bus, unit)))
-                        return launch_unit(bus, uuid, unit, timeout_usec, err);
-                if (mode == POD_LAUNCH_UNIT)
-                        return error_sys(err, r, "pod %s: the system bus", uuid);
-        } else if (mode == POD_LAUNCH_UNIT)
-                return error_set(err, -EOPNOTSUPP, "pod %s: the host is not running systemd", uuid);
-        return launch_detached(ps, uuid, timeout_usec, err);
+                if (sd_bus_open_system(&bus) >= 0 && host_has_pod_unit(bus, unit))
+                        return launch_unit(bus, uuid, unit, LAUNCH_TIMEOUT_USEC, err);
+        }
+        return launch_detached(ps, uuid, LAUNCH_TIMEOUT_USEC, err);
 }
 
-int pod_launch_prepared(PodStore *ps, Pod **p, PodLaunchMode mode, char ret_uuid[static UUID_STRING_MAX], Error **err) {
+int pod_launch_prepared(PodStore *ps, Pod **p, char ret_uuid[static UUID_STRING_MAX], Error **err) {
         snprintf(ret_uuid, UUID_STRING_MAX, "%s", (*p)->uuid);
         pod_free(TAKE_PTR(*p)); /* the lock goes to whoever runs it */
-        int r = pod_launch(ps, ret_uuid, mode, 0, err);
+        int r = pod_launch(ps, ret_uuid, err);
         if (r < 0) {
                 _cleanup_error_ Error *ignored = NULL;
                 _cleanup_pod_ Pod *left = NULL;

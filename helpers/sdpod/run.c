@@ -100,7 +100,7 @@ int verb_run(int argc, char **argv) {
         }
         if (detach) {
                 char uuid[UUID_STRING_MAX];
-                if (pod_launch_prepared(ps, &p, POD_LAUNCH_AUTO, uuid, &err) < 0)
+                if (pod_launch_prepared(ps, &p, uuid, &err) < 0)
                         return cli_fail(err);
                 puts(uuid);
                 return EXIT_OK;
