@@ -408,6 +408,13 @@ static void write_on_failure(FILE *f, const PodApp *app, PodGraph graph) {
 
 /* The [Unit] section of app@NAME.service, shared by a runnable app and one
  * that can only fail. */
+/* How often an app starts is its orchestrator's call (podapp start), not
+ * systemd's: its default start limit (5 starts in 10 s) would fail the
+ * sixth quick restart of an app, or of its reaper, which starts with it. */
+static void write_no_start_limit(FILE *f) {
+        fputs("StartLimitIntervalSec=0\n", f);
+}
+
 static void write_app_unit_section(FILE *f, const PodApp *app, PodGraph graph) {
         fputs(UNIT_HEADER "\n[Unit]\nDescription=App ", f);
         write_description_text(f, app->name);
@@ -423,6 +430,7 @@ static void write_app_unit_section(FILE *f, const PodApp *app, PodGraph graph) {
                 "After=" REAPER_UNIT_FORMAT "\n"
                 "Before=default.target\n",
                 app->name, app->name);
+        write_no_start_limit(f);
         write_stop_conflicts(f);
         write_on_failure(f, app, graph);
 }
@@ -581,6 +589,7 @@ int reaper_unit_render(const PodApp *app, PodGraph graph, char **ret) {
          * shutdown.service; a mutable pod's reapers have no other path. */
         fputs("Before=sdpod-exit.service\n", f);
         fputs("StopWhenUnneeded=yes\n", f);
+        write_no_start_limit(f);
         write_stop_conflicts(f);
         fprintf(f,
                 "\n[Service]\n"
