@@ -50,6 +50,7 @@ int bus_service_exit(sd_bus *bus, const char *unit, ServiceExit *ret, Error **er
                  * with systemd's code for it (203, EXIT_EXEC). */
                 .exited = code == CLD_EXITED || code == CLD_KILLED || code == CLD_DUMPED,
                 .exit_status = code == CLD_EXITED ? status : 128 + status,
+                .not_executed = code == CLD_EXITED && status >= 200 && status <= 245,
                 .failed = !streq(result, "success"),
         };
         snprintf(ret->result, sizeof(ret->result), "%s", result);

@@ -22,6 +22,9 @@ int bus_open_systemd_private(const char *path, sd_bus **ret, Error **err);
 /* How a service's main process ended, as its unit records it. */
 typedef struct ServiceExit {
         bool exited;            /* the main process ran and is gone */
+        bool not_executed;      /* it exited with one of systemd's own statuses
+                                 * (200-245, systemd.exec(5)) for a step before
+                                 * the program: the program never ran */
         int exit_status;        /* its status, 128 + N when killed by signal N */
         bool failed;            /* the unit's Result is not "success" */
         char result[32];        /* the unit's Result ("exit-code", "signal", ...) */

@@ -313,6 +313,30 @@ static int open_for_app(PodStore *ps, Pod *p, const char *app, int *lock, AppPod
         return app_unit_state(ap, app, st, err);
 }
 
+/* A start job of a Type=exec unit fails also when the program ran and
+ * exited with a failure before systemd saw its exec succeed: a race that a
+ * program exiting at once wins or loses by chance. Such an app has started
+ * as much as one that exits a moment later, and its reaper records its exit
+ * status all the same: the start succeeds. It fails when the program never
+ * ran, r (the job's failure, in *err) unless the app's unit tells why. */
+static int check_failed_start(AppPod *ap, const char *app, const char *unit, uint64_t last_start_usec, int r,
+                              Error **err) {
+        _cleanup_error_ Error *ignored = NULL;
+        UnitState st;
+        ServiceExit x;
+        if (bus_unit_state(ap->bus, unit, &st, &ignored) < 0 || bus_service_exit(ap->bus, unit, &x, &ignored) < 0 ||
+            st.started_usec == last_start_usec || !x.exited)
+                return r;   /* no new main process */
+        if (x.not_executed)
+                return error_prefix(err, "app %s: its program was not executed (status %d, %s: a step of "
+                                    "systemd before it failed, see the pod's journal)", app, x.exit_status, x.result);
+        if (err) {
+                error_free(*err);
+                *err = NULL;
+        }
+        return 0;
+}
+
 int pod_app_start(PodStore *ps, Pod *p, const char *app, Error **err) {
         _cleanup_close_ int lock = -1;
         _cleanup_(app_pod_done) AppPod ap = { .proc.nspawn_pidfd = -1 };
@@ -329,13 +353,7 @@ int pod_app_start(PodStore *ps, Pod *p, const char *app, Error **err) {
         char unit[128];
         app_unit(app, unit);
         r = run_job(&ap, "StartUnit", unit, APP_START_TIMEOUT_USEC, err);
-        if (r == -EIO) {
-                ServiceExit x;
-                _cleanup_error_ Error *ignored = NULL;
-                if (bus_service_exit(ap.bus, unit, &x, &ignored) >= 0 && x.exited)
-                        error_prefix(err, "app %s exited with status %d (%s)", app, x.exit_status, x.result);
-        }
-        return r;
+        return r == -EIO ? check_failed_start(&ap, app, unit, st.started_usec, r, err) : r;
 }
 
 /* Asks the app to stop and waits until its reaper has recorded its exit
