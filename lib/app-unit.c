@@ -406,8 +406,6 @@ static void write_on_failure(FILE *f, const PodApp *app, PodGraph graph) {
                 fputs("OnFailure=halt.target\n", f);
 }
 
-/* The [Unit] section of app@NAME.service, shared by a runnable app and one
- * that can only fail. */
 /* How often an app starts is its orchestrator's call (podapp start), not
  * systemd's: its default start limit (5 starts in 10 s) would fail the
  * sixth quick restart of an app, or of its reaper, which starts with it. */
@@ -415,6 +413,8 @@ static void write_no_start_limit(FILE *f) {
         fputs("StartLimitIntervalSec=0\n", f);
 }
 
+/* The [Unit] section of app@NAME.service, shared by a runnable app and one
+ * that can only fail. */
 static void write_app_unit_section(FILE *f, const PodApp *app, PodGraph graph) {
         fputs(UNIT_HEADER "\n[Unit]\nDescription=App ", f);
         write_description_text(f, app->name);
