@@ -20,7 +20,7 @@ typedef struct PodProcess {
 void pod_process_done(PodProcess *p);
 
 /* Finds nspawn by the pid file and makes sure, once a pidfd is open, that
- * this very process holds the pod's lock (/proc/locks); -ESRCH when the
+ * this very process holds the pod's lock (its fdinfo); -ESRCH when the
  * pod is not running. pod_fd is the pod directory. */
 int pod_process_find(int pod_fd, const char *uuid, PodProcess *ret, Error **err);
 

@@ -692,3 +692,107 @@ tiny_layer() {
 		--mtime=@1577836800 -C "$src" etc
 	rm -rf -- "$src"
 }
+
+# ---------------------------------------------------------------------------
+# The examples of the man pages, run as they are written.
+# ---------------------------------------------------------------------------
+
+MAN_DIR=$(cd "$LIB_DIR/../../man" && pwd)
+
+# man_commands PAGE: the commands of PAGE's examples (man/PAGE.scd), each
+# followed by a \036 byte: the lines of its ``` blocks that begin with a
+# "$ " or "# " prompt, without it, with the lines a trailing backslash
+# continues, and scdoc's "\\" read as "\".
+man_commands() {
+	awk '
+	/^```/ { block = !block; next }
+	!block { next }
+	cont { cmd = cmd "\n" $0 }
+	!cont && /^[$#] / { cmd = substr($0, 3) }
+	!cont && !/^[$#] / { next }
+	{
+		cont = /\\\\$/
+		if (!cont) { gsub(/\\\\/, "\\", cmd); printf "%s\036", cmd }
+	}' "$MAN_DIR/$1.scd"
+}
+
+_man_shows() {
+	local c
+	while IFS= read -r -d $'\036' c; do
+		[ "$c" = "$2" ] && return 0
+	done < <(man_commands "$1")
+	return 1
+}
+
+# example PAGE CMD [FROM TO]...: runs CMD, an example command of the man
+# page PAGE exactly as it shows it, but for each FROM replaced by TO (a UUID
+# or image id that a run cannot reproduce, a path of the host). It runs in
+# this shell, so what it assigns stays for the next one; OUT, ERR and RC are
+# what it printed and its exit status. A CMD that PAGE does not show is a
+# failure: an example changed, and so must its test. With EXAMPLES_SHOW=1
+# it prints the output too, to copy into the page.
+example() {
+	local page=$1 cmd=$2 run=$2
+	shift 2
+	while [ $# -ge 2 ]; do
+		run=${run//"$1"/"$2"}
+		shift 2
+	done
+	_shown "$page" "$cmd" || return 0
+	# Files of its own (a command put in the background writes on), also
+	# when it runs in a subshell.
+	_examples=$((${_examples:-0} + 1))
+	local out="$T/example.$BASHPID.$_examples.out" err="$T/example.$BASHPID.$_examples.err"
+	# An example that waits for what an earlier one failed to do would
+	# wait for ever: after 120 s the shell it runs in gives up.
+	local shell=$BASHPID watchdog keep
+	exec {keep}>&1
+	trap 'exec >&"$keep" 2>&1; fail "$page example still running after 120 s: $cmd"; exit 1' ALRM
+	(
+		trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+		sleep 120 &
+		nap=$!
+		wait "$nap" && kill -ALRM "$shell"
+	) >/dev/null 2>&1 &
+	watchdog=$!
+	RC=0
+	{ eval "$run"; } >"$out" 2>"$err" </dev/null || RC=$?
+	kill "$watchdog" 2>/dev/null || true
+	wait "$watchdog" 2>/dev/null || true
+	trap - ALRM
+	exec {keep}>&-
+	# shellcheck disable=SC2034 # for the caller
+	OUT=$(cat "$out") ERR=$(cat "$err")
+	no_sanitizer_report "$cmd" "$err"
+	# EXAMPLES_SHOW=1: what it printed, for the page's author.
+	[ -z "${EXAMPLES_SHOW:-}" ] || sed "1i # $ ${run//$'\n'/ }" "$out" "$err" | sed 's/^/#> /'
+}
+
+# shown PAGE CMD: passes when PAGE shows CMD as an example command, which
+# counts as run: for a command checked otherwise (an "echo $?" after one
+# whose exit status a test asserts).
+shown() { _shown "$@" || true; }
+
+_shown() {
+	printf '%s\036' "$2" >>"$T/.examples.$1"
+	if _man_shows "$1" "$2"; then
+		pass "$1 shows: $2"
+	else
+		fail "$1 shows: $2" "no such command in man/$1.scd"
+		return 1
+	fi
+}
+
+# all_examples_run PAGE: every example command of PAGE was run (or shown).
+all_examples_run() {
+	local c missing=() done
+	done=$(cat "$T/.examples.$1" 2>/dev/null || true)
+	while IFS= read -r -d $'\036' c; do
+		[[ $'\036'"$done" == *$'\036'"$c"$'\036'* ]] || missing+=("$c")
+	done < <(man_commands "$1")
+	if [ ${#missing[@]} = 0 ]; then
+		pass "every example command of $1 was run"
+	else
+		fail "every example command of $1 was run" "${missing[@]/#/not run: }"
+	fi
+}
