@@ -883,6 +883,51 @@ static void test_write_read(void) {
         ASSERT(access(scratch, F_OK) < 0 && errno == ENOENT);
 }
 
+/* The example of sdpod-manifest(5), as the page shows it: the first ```
+ * block after "# EXAMPLE", which scdoc prints as it is. */
+static void test_man_example(void) {
+        const char *root = getenv("SDPOD_SOURCE_ROOT");
+        ASSERT(root);
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/man/sdpod-manifest.5.scd", root);
+        _cleanup_free_ char *page = NULL;
+        size_t size;
+        ASSERT_EQ_INT(read_file_at(AT_FDCWD, path, 1 << 20, &page, &size, NULL), 0);
+        char *start = strstr(page, "\n# EXAMPLE\n");
+        ASSERT(start);
+        start = strstr(start, "\n```\n");
+        ASSERT(start);
+        start += 5;
+        char *end = strstr(start, "\n```\n");
+        ASSERT(end);
+        end[1] = 0;
+
+        _cleanup_pod_manifest_ PodManifest *m = parse_ok(start);
+        ASSERT_EQ_INT(m->n_apps, 2);
+        const PodApp *web = pod_manifest_find_app(m, "web"), *builder = pod_manifest_find_app(m, "builder");
+        ASSERT(web && builder);
+        ASSERT_STREQ(web->exec[0], "/bin/httpd");
+        ASSERT_EQ_INT(strv_length(web->exec), 6);
+        ASSERT_STREQ(web->user, "1000");
+        ASSERT(web->read_only_rootfs);
+        ASSERT_EQ_INT(web->n_isolators, 1);
+        ASSERT_STREQ(web->isolators[0].name, "resource/memory");
+        ASSERT_EQ_INT(web->n_mounts, 1);
+        ASSERT_STREQ(web->mounts[0].volume, "site");
+        ASSERT_STREQ(web->mounts[0].path, "/www");
+        ASSERT_STREQ(builder->exec[2], "while :; do date > /out/index.html; sleep 60; done");
+        ASSERT_STREQ(builder->working_directory, "/out");
+        ASSERT_EQ_INT(builder->n_environment, 0);
+        const PodVolume *site = pod_manifest_find_volume(m, "site");
+        ASSERT(site);
+        ASSERT_EQ_INT(site->kind, POD_VOLUME_HOST);
+        ASSERT_STREQ(site->source, "/srv/site");
+        ASSERT(!site->read_only);
+        ASSERT_EQ_INT(m->n_annotations, 1);
+        ASSERT_STREQ(m->annotations[0].name, "sdpod/name");
+        ASSERT_STREQ(m->annotations[0].value, "website");
+}
+
 int main(void) {
         RUN(test_names);
         RUN(test_full_roundtrip);
@@ -893,5 +938,6 @@ int main(void) {
         RUN(test_volumes_and_annotations);
         RUN(test_unknown_fields_survive);
         RUN(test_write_read);
+        RUN(test_man_example);
         return 0;
 }
