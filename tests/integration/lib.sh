@@ -169,6 +169,24 @@ pa() {
 	"$PODAPP" --dir="$DATA" "$@"
 }
 
+# remove_all_pods: every pod of $DATA stopped (killed when it does not stop
+# within 20 s) and removed. remove_pods_on_exit makes it part of the EXIT
+# trap, so that it happens whatever the test did.
+remove_all_pods() {
+	local uuid
+	for uuid in $(sd list --no-legend 2>/dev/null | awk '$3 == "running" {print $1}'); do
+		timeout 20 "$SDPOD" --dir="$DATA" stop "$uuid" >/dev/null 2>&1 ||
+			sd stop --force "$uuid" >/dev/null 2>&1 || true
+	done
+	for uuid in $(sd list --no-legend 2>/dev/null | awk '{print $1}'); do
+		sd rm "$uuid" >/dev/null 2>&1 || true
+	done
+}
+
+remove_pods_on_exit() {
+	trap '_rc=$?; set +e; trap - ERR; remove_all_pods; (exit "$_rc"); _lib_on_exit' EXIT
+}
+
 # ---------------------------------------------------------------------------
 # Assertions.  Each prints one line; failures add "# " lines with details.
 # ---------------------------------------------------------------------------

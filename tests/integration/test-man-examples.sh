@@ -15,20 +15,8 @@ use_real_images skopeo
 require_tool systemd-nspawn systemd-container
 [ -n "$PODAPP" ] || die "podapp not found (PODAPP_BIN)"
 
-_cleanup_pods() {
-	set +e
-	trap - ERR
-	local uuid
-	for uuid in $(sd list --no-legend 2>/dev/null | awk '$3 == "running" {print $1}'); do
-		timeout 20 "$SDPOD" --dir="$DATA" stop "$uuid" >/dev/null 2>&1 ||
-			"$SDPOD" --dir="$DATA" stop --force "$uuid" >/dev/null 2>&1
-	done
-	for uuid in $(sd list --no-legend 2>/dev/null | awk '{print $1}'); do
-		sd rm "$uuid" >/dev/null 2>&1
-	done
-	wait
-}
-trap '_rc=$?; _cleanup_pods; (exit "$_rc"); _lib_on_exit' EXIT
+# Every pod this test made is stopped and removed, whatever happened.
+remove_pods_on_exit
 
 leak_begin
 
@@ -399,7 +387,7 @@ assert_eq "and deletes the pod" "0 $uuid" "$RC $OUT"
 
 all_examples_run sdpod-stage1.7
 
-_cleanup_pods
+remove_all_pods
 no_pod_left() { [ -z "$(sd list --no-legend)" ]; }
 check "no pod is left" no_pod_left
 leak_check

@@ -16,21 +16,8 @@ use_real_images
 require_tool systemd-nspawn systemd-container
 [ -n "$PODAPP" ] || die "podapp not found (PODAPP_BIN)"
 
-# Every pod this test made is stopped (killed if it does not stop) and
-# removed, whatever happened.
-_cleanup_pods() {
-	set +e
-	trap - ERR
-	local uuid
-	for uuid in $("$SDPOD" --dir="$DATA" list --no-legend 2>/dev/null | awk '$3 == "running" {print $1}'); do
-		timeout 20 "$SDPOD" --dir="$DATA" stop "$uuid" >/dev/null 2>&1 ||
-			"$SDPOD" --dir="$DATA" stop --force "$uuid" >/dev/null 2>&1
-	done
-	for uuid in $("$SDPOD" --dir="$DATA" list --no-legend 2>/dev/null | awk '{print $1}'); do
-		"$SDPOD" --dir="$DATA" rm "$uuid" >/dev/null 2>&1
-	done
-}
-trap '_rc=$?; _cleanup_pods; (exit "$_rc"); _lib_on_exit' EXIT
+# Every pod this test made is stopped and removed, whatever happened.
+remove_pods_on_exit
 
 leak_begin
 
