@@ -318,7 +318,8 @@ static int open_for_app(PodStore *ps, Pod *p, const char *app, int *lock, AppPod
  * program exiting at once wins or loses by chance. Such an app has started
  * as much as one that exits a moment later, and its reaper records its exit
  * status all the same: the start succeeds. It fails when the program never
- * ran, r (the job's failure, in *err) unless the app's unit tells why. */
+ * ran: with r and the job's error in *err, or with systemd's status for the
+ * step before the program that failed. */
 static int check_failed_start(AppPod *ap, const char *app, const char *unit, uint64_t last_start_usec, int r,
                               Error **err) {
         _cleanup_error_ Error *ignored = NULL;
