@@ -256,7 +256,9 @@ static const char start_usage[] =
         "Usage: podapp start UUID --app=NAME\n"
         "\n"
         "Starts an app that was added (or stopped) and returns once it runs. An app\n"
-        "that runs already is left alone.\n";
+        "that runs already is left alone. An app whose program ran has started, even\n"
+        "if it has exited already ('podapp status' shows how); the start fails when\n"
+        "systemd could not execute the program.\n";
 
 static const char stop_usage[] =
         "Usage: podapp stop UUID --app=NAME [--grace=DURATION]\n"
