@@ -90,62 +90,213 @@ int mkdir_p(const char *path, mode_t mode) {
 
 /* The mount id tells a mount point from a plain directory, even for a bind
  * mount of the same file system, where st_dev is equal. */
-static int mount_id_at(int dirfd, const char *name, uint64_t *ret_id, mode_t *ret_mode) {
-        struct statx sx;
+static int stat_entry(int dirfd, const char *name, uint64_t *ret_mnt_id, struct statx *ret) {
         if (statx(dirfd, name, AT_SYMLINK_NOFOLLOW | AT_NO_AUTOMOUNT | (*name ? 0 : AT_EMPTY_PATH),
-                  STATX_TYPE | STATX_MNT_ID, &sx) < 0)
+                  STATX_TYPE | STATX_INO | STATX_MNT_ID, ret) < 0)
                 return -errno;
-        *ret_id = (sx.stx_mask & STATX_MNT_ID) ? sx.stx_mnt_id : sx.stx_dev_major * 65536ULL + sx.stx_dev_minor;
-        *ret_mode = sx.stx_mode;
+        *ret_mnt_id = (ret->stx_mask & STATX_MNT_ID) ? ret->stx_mnt_id
+                                                     : ret->stx_dev_major * 65536ULL + ret->stx_dev_minor;
         return 0;
 }
 
-static int rm_rf_children(int fd, uint64_t mnt_id) {
-        _cleanup_closedir_ DIR *d = fdopendir(fd);
-        if (!d) {
+/* One directory on the way down. Its DIR stays open while few are; deeper,
+ * it is closed and reopened through ".." on the way back up. */
+typedef struct RmFrame {
+        char *name;             /* its entry in the parent; NULL for the top */
+        uint64_t ino;           /* to recognise it when it is reopened */
+        DIR *dir;               /* NULL: closed, reopen through ".." */
+        char **skip;            /* entries that could not be removed: not tried twice */
+        size_t n_skip;
+} RmFrame;
+
+typedef struct RmTree {
+        RmFrame *frames;
+        size_t n, cap;
+        size_t open;            /* frames whose dir is open */
+        uint64_t mnt_id;
+        int ret;                /* the first error */
+} RmTree;
+
+static void rm_frame_done(RmTree *t, RmFrame *f) {
+        if (f->dir) {
+                closedir(f->dir);
+                t->open--;
+        }
+        free(f->name);
+        for (size_t i = 0; i < f->n_skip; i++)
+                free(f->skip[i]);
+        free(f->skip);
+        *f = (RmFrame) {};
+}
+
+static bool rm_frame_skips(const RmFrame *f, const char *name) {
+        for (size_t i = 0; i < f->n_skip; i++)
+                if (streq(f->skip[i], name))
+                        return true;
+        return false;
+}
+
+/* Remembers that name could not be removed (r), so the walk neither tries
+ * it again nor loops on it when it comes back to its directory. */
+static int rm_failed(RmTree *t, RmFrame *f, const char *name, int r) {
+        if (r == -ENOENT)
+                return 0;
+        if (t->ret == 0)
+                t->ret = r;
+        char **l = reallocarray(f->skip, f->n_skip + 1, sizeof(char *));
+        if (!l)
+                return -ENOMEM;
+        f->skip = l;
+        if (!(f->skip[f->n_skip] = strdup(name)))
+                return -ENOMEM;
+        f->n_skip++;
+        return 0;
+}
+
+static int rm_frame_open(RmTree *t, RmFrame *f, int fd) {
+        f->dir = fdopendir(fd);
+        if (!f->dir) {
+                int r = -errno;
                 close(fd);
-                return -errno;
+                return r;
         }
-        int ret = 0;
-        struct dirent *de;
-        while ((de = readdir(d))) {
-                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
-                        continue;
-                int r = 0;
-                if (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN) {
-                        uint64_t id;
-                        mode_t mode;
-                        r = mount_id_at(dirfd(d), de->d_name, &id, &mode);
-                        if (r >= 0 && S_ISDIR(mode)) {
-                                if (id != mnt_id)
-                                        r = -EBUSY; /* a mount point: never descend */
-                                else {
-                                        int cfd = openat(dirfd(d), de->d_name,
-                                                         O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                                        r = cfd < 0 ? -errno : rm_rf_children(cfd, mnt_id);
-                                        if (r >= 0 && unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) < 0)
-                                                r = -errno;
-                                }
-                                if (r < 0 && r != -ENOENT && ret == 0)
-                                        ret = r;
-                                continue;
-                        }
+        t->open++;
+        return 0;
+}
+
+/* Descends into the directory name of the top frame: pushes its frame.
+ * Returns 1 when it did, 0 when the entry is not a directory of this file
+ * system we may descend into (a mount point is recorded as -EBUSY). */
+static int rm_descend(RmTree *t, const char *name) {
+        RmFrame *top = &t->frames[t->n - 1];
+        uint64_t mnt;
+        struct statx sx;
+        int r = stat_entry(dirfd(top->dir), name, &mnt, &sx);
+        if (r < 0)
+                return rm_failed(t, top, name, r) ?: 0;
+        if (!S_ISDIR(sx.stx_mode))
+                return 0;
+        if (mnt != t->mnt_id)
+                return rm_failed(t, top, name, -EBUSY) ?: 1; /* a mount point: never descend */
+        int fd = openat(dirfd(top->dir), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return rm_failed(t, top, name, -errno) ?: 1;
+        if (t->n == t->cap) {
+                size_t cap = t->cap * 2;
+                RmFrame *l = reallocarray(t->frames, cap, sizeof(RmFrame));
+                if (!l) {
+                        close(fd);
+                        return -ENOMEM;
                 }
-                if (r >= 0 && unlinkat(dirfd(d), de->d_name, 0) < 0)
-                        r = -errno;
-                if (r < 0 && r != -ENOENT && ret == 0)
-                        ret = r;
+                t->frames = l;
+                t->cap = cap;
+                top = &t->frames[t->n - 1];
         }
-        return ret;
+        RmFrame *f = &t->frames[t->n];
+        *f = (RmFrame) { .name = strdup(name), .ino = sx.stx_ino };
+        if (!f->name) {
+                close(fd);
+                return -ENOMEM;
+        }
+        t->n++;
+        if ((r = rm_frame_open(t, f, fd)) < 0)
+                return r;
+        /* Too many open: the parent is closed, and found again through "..". */
+        if (t->open > RM_RF_OPEN_DIRS && top->dir) {
+                closedir(top->dir);
+                top->dir = NULL;
+                t->open--;
+        }
+        return 1;
+}
+
+/* The top frame's directory is done: back to its parent, which removes it. */
+static int rm_ascend(RmTree *t) {
+        RmFrame *f = &t->frames[t->n - 1], *parent = &t->frames[t->n - 2];
+        if (!parent->dir) {
+                /* Reopened through "..", which must be the directory we came
+                 * from: were the tree moved meanwhile, ".." could be any
+                 * directory of the host. */
+                int fd = openat(dirfd(f->dir), "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        return -errno;
+                struct statx sx;
+                uint64_t mnt;
+                int r = stat_entry(fd, "", &mnt, &sx);
+                if (r < 0 || sx.stx_ino != parent->ino || mnt != t->mnt_id) {
+                        close(fd);
+                        return r < 0 ? r : -ESTALE;
+                }
+                if ((r = rm_frame_open(t, parent, fd)) < 0)
+                        return r;
+        }
+        _cleanup_free_ char *name = TAKE_PTR(f->name);
+        rm_frame_done(t, f);
+        t->n--;
+        if (unlinkat(dirfd(parent->dir), name, AT_REMOVEDIR) < 0)
+                return rm_failed(t, parent, name, -errno);
+        return 0;
+}
+
+/* Removes everything below the directory fd (taken). */
+static int rm_rf_children(int fd, uint64_t mnt_id) {
+        RmTree t = { .cap = 16, .mnt_id = mnt_id };
+        if (!(t.frames = calloc(t.cap, sizeof(RmFrame)))) {
+                close(fd);
+                return -ENOMEM;
+        }
+        t.n = 1;
+        int r = rm_frame_open(&t, &t.frames[0], fd);
+        while (r >= 0) {
+                RmFrame *top = &t.frames[t.n - 1];
+                struct dirent *de;
+                bool descended = false;
+                errno = 0;
+                while (!descended && (de = readdir(top->dir))) {
+                        if (streq(de->d_name, ".") || streq(de->d_name, "..") || rm_frame_skips(top, de->d_name))
+                                continue;
+                        if (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN) {
+                                r = rm_descend(&t, de->d_name);
+                                if (r < 0)
+                                        break;
+                                if (r > 0) {
+                                        descended = true;
+                                        continue;
+                                }
+                        }
+                        if (unlinkat(dirfd(top->dir), de->d_name, 0) < 0 &&
+                            (r = rm_failed(&t, top, de->d_name, -errno)) < 0)
+                                break;
+                        errno = 0;
+                }
+                if (r < 0 || descended)
+                        continue;
+                if (errno > 0) {
+                        r = -errno;
+                        break;
+                }
+                if (t.n == 1)
+                        break;
+                /* Finished this directory: reading it again from the start
+                 * when its parent was closed is right, as every entry that
+                 * is still there is one in the skip list. */
+                r = rm_ascend(&t);
+        }
+        while (t.n > 0)
+                rm_frame_done(&t, &t.frames[--t.n]);
+        free(t.frames);
+        return r < 0 ? r : t.ret;
 }
 
 int rm_rf_at(int dirfd, const char *name) {
+        if (!*name || strchr(name, '/'))
+                return -EINVAL;
         uint64_t id;
-        mode_t mode;
-        int r = mount_id_at(dirfd, name, &id, &mode);
+        struct statx sx;
+        int r = stat_entry(dirfd, name, &id, &sx);
         if (r < 0)
                 return r == -ENOENT ? 0 : r;
-        if (!S_ISDIR(mode))
+        if (!S_ISDIR(sx.stx_mode))
                 return unlinkat(dirfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
 
         int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -157,6 +308,28 @@ int rm_rf_at(int dirfd, const char *name) {
         if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
                 return -errno;
         return 0;
+}
+
+int rm_rf(const char *path) {
+        _cleanup_free_ char *copy = strdup(path);
+        if (!copy)
+                return -ENOMEM;
+        /* "a/b/" names b */
+        size_t n = strlen(copy);
+        while (n > 1 && copy[n - 1] == '/')
+                copy[--n] = 0;
+        char *slash = strrchr(copy, '/');
+        const char *base = slash ? slash + 1 : copy;
+        if (!*base || streq(base, ".") || streq(base, ".."))
+                return -EINVAL;
+        _cleanup_close_ int parent = -1;
+        if (slash) {
+                *slash = 0;
+                parent = open(slash == copy ? "/" : copy, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (parent < 0)
+                        return errno == ENOENT ? 0 : -errno;
+        }
+        return rm_rf_at(slash ? parent : AT_FDCWD, base);
 }
 
 int fsync_dir_at(int dirfd, const char *path) {
@@ -188,49 +361,112 @@ int write_all(int fd, const void *buf, size_t size) {
         return 0;
 }
 
-int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_size, Error **err) {
-        _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return error_sys(err, -errno, "%s", path);
+static int open_regular(int pathfd, size_t max) {
+        struct stat st;
+        if (fstat(pathfd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADMSG;
+        if ((uint64_t) st.st_size > max)
+                return -EFBIG;
+        /* Reopening through /proc opens this very inode, whatever happened
+         * to its name since. */
+        char proc[64];
+        snprintf(proc, sizeof(proc), "/proc/self/fd/%d", pathfd);
+        int fd = open(proc, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+int open_regular_beneath(int dirfd, const char *path, size_t max) {
+        _cleanup_close_ int pathfd = open_beneath_no_symlinks(dirfd, path, O_PATH, 0);
+        return pathfd < 0 ? pathfd : open_regular(pathfd, max);
+}
+
+int open_regular_in_root(int rootfd, const char *path, size_t max) {
+        _cleanup_close_ int pathfd = open_in_root(rootfd, path, O_PATH, 0);
+        return pathfd < 0 ? pathfd : open_regular(pathfd, max);
+}
+
+/* The message of an open_regular_*() failure. */
+static int open_regular_error(Error **err, int r, const char *what, size_t max) {
+        if (r == -EBADMSG)
+                return error_set(err, r, "%s: not a regular file", what);
+        if (r == -EFBIG)
+                return error_set(err, r, "%s: larger than %zu bytes", what, max);
+        if (r == -ELOOP)
+                return error_set(err, r, "%s: a symlink on the way, which is not followed", what);
+        return error_sys(err, r, "%s", what);
+}
+
+int read_fd(int fd, const char *what, size_t max, char **ret, size_t *ret_size, Error **err) {
         struct stat st;
         if (fstat(fd, &st) < 0)
-                return error_sys(err, -errno, "%s", path);
+                return error_sys(err, -errno, "%s", what);
         if (!S_ISREG(st.st_mode))
-                return error_set(err, -EBADMSG, "%s: not a regular file", path);
+                return error_set(err, -EBADMSG, "%s: not a regular file", what);
         if ((uint64_t) st.st_size > max)
-                return error_set(err, -EFBIG, "%s: larger than %zu bytes", path, max);
+                return error_set(err, -EFBIG, "%s: larger than %zu bytes", what, max);
 
+        /* The size is a hint (files in /proc say 0): read until EOF, never
+         * past max. */
         size_t cap = (size_t) st.st_size + 1, n = 0;
+        if (cap < 256)
+                cap = 256;
         _cleanup_free_ char *buf = malloc(cap);
         if (!buf)
-                return error_sys(err, -ENOMEM, "%s", path);
+                return error_sys(err, -ENOMEM, "%s", what);
         for (;;) {
                 if (n + 1 >= cap) {
-                        if (cap > max + 1)
-                                return error_set(err, -EFBIG, "%s: larger than %zu bytes", path, max);
-                        char *nb = realloc(buf, cap * 2);
+                        if (n > max)
+                                return error_set(err, -EFBIG, "%s: larger than %zu bytes", what, max);
+                        size_t next = cap * 2 > max + 2 ? max + 2 : cap * 2;
+                        char *nb = realloc(buf, next);
                         if (!nb)
-                                return error_sys(err, -ENOMEM, "%s", path);
+                                return error_sys(err, -ENOMEM, "%s", what);
                         buf = nb;
-                        cap *= 2;
+                        cap = next;
                 }
                 ssize_t k = read(fd, buf + n, cap - n - 1);
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
-                        return error_sys(err, -errno, "%s", path);
+                        return error_sys(err, -errno, "%s", what);
                 }
                 if (k == 0)
                         break;
                 n += (size_t) k;
         }
         if (n > max)
-                return error_set(err, -EFBIG, "%s: larger than %zu bytes", path, max);
+                return error_set(err, -EFBIG, "%s: larger than %zu bytes", what, max);
         buf[n] = 0;
         *ret = TAKE_PTR(buf);
         if (ret_size)
                 *ret_size = n;
         return 0;
+}
+
+int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_size, Error **err) {
+        _cleanup_close_ int fd = open_regular_beneath(dirfd, path, max);
+        if (fd < 0)
+                return open_regular_error(err, fd, path, max);
+        return read_fd(fd, path, max, ret, ret_size, err);
+}
+
+int read_file_in_root(int rootfd, const char *path, size_t max, char **ret, size_t *ret_size, Error **err) {
+        _cleanup_close_ int fd = open_regular_in_root(rootfd, path, max);
+        if (fd < 0)
+                return open_regular_error(err, fd, path, max);
+        return read_fd(fd, path, max, ret, ret_size, err);
+}
+
+int read_file(const char *path, size_t max, char **ret, size_t *ret_size, Error **err) {
+        _cleanup_close_ int pathfd = open(path, O_PATH | O_CLOEXEC);
+        if (pathfd < 0)
+                return error_sys(err, -errno, "%s", path);
+        _cleanup_close_ int fd = open_regular(pathfd, max);
+        if (fd < 0)
+                return open_regular_error(err, fd, path, max);
+        return read_fd(fd, path, max, ret, ret_size, err);
 }
 
 int write_file_atomic_at(int dirfd, const char *path, const void *data, size_t size, mode_t mode, Error **err) {

@@ -25,10 +25,19 @@ int mkdir_p_in_root(int rootfd, const char *path, mode_t mode, bool follow_symli
 /* mkdir -p on an ordinary path; existing directories are fine. */
 int mkdir_p(const char *path, mode_t mode);
 
-/* Removes name below dirfd recursively. Never descends into another file
- * system (a mount point is left alone and reported as -EBUSY), so it cannot
- * delete through a mount into data that is not ours. Missing is success. */
+/* Removes name, one entry of the directory dirfd, recursively. Never
+ * descends into another file system (a mount point is left alone and
+ * reported as -EBUSY), so it cannot delete through a mount into data that is
+ * not ours, and never follows a symlink. However deep the tree (a pod may
+ * build one 10,000 directories deep), it keeps at most RM_RF_OPEN_DIRS
+ * directories open: deeper levels are left and re-entered through "..",
+ * checked to be the directory it came from. Missing is success; a name with
+ * a "/" is -EINVAL. */
+#define RM_RF_OPEN_DIRS 32
 int rm_rf_at(int dirfd, const char *name);
+/* The same for a path given by the operator (or a test): its parent is
+ * resolved as any path is, symlinks included. */
+int rm_rf(const char *path);
 
 /* fsync(2) of a directory, so a rename or create in it is durable. */
 int fsync_dir_at(int dirfd, const char *path);
@@ -36,8 +45,29 @@ int fsync_dir_at(int dirfd, const char *path);
 /* Writes a random name "<prefix>XXXXXXXXXXXXXXXX" (16 hex digits) into buf. */
 void random_name(char *buf, size_t size, const char *prefix);
 
-/* Reads a whole regular file of at most max bytes; the result is NUL-terminated. */
+/* Opening a regular file for reading without ever opening anything else:
+ * the path is looked up O_PATH first, its type checked, and only a regular
+ * file is reopened for reading. A FIFO would block the open (and hang the
+ * caller while it holds a lock), a device would run its driver's open.
+ * Returns the fd; -EBADMSG for anything but a regular file, -EFBIG when it
+ * is larger than max bytes. */
+int open_regular_beneath(int dirfd, const char *path, size_t max);  /* open_beneath_no_symlinks() */
+int open_regular_in_root(int rootfd, const char *path, size_t max); /* open_in_root() */
+
+/* Reads all of the regular file fd, at most max bytes (a file that grows
+ * past it while being read is -EFBIG too); the result is NUL-terminated.
+ * what names the file in errors. */
+int read_fd(int fd, const char *what, size_t max, char **ret, size_t *ret_size, Error **err);
+/* Reads a whole regular file of at most max bytes below dirfd, resolved
+ * without following any symlink (open_regular_beneath()): the way to read a
+ * file a pod or an image could have planted. */
 int read_file_at(int dirfd, const char *path, size_t max, char **ret, size_t *ret_size, Error **err);
+/* The same inside a root (open_regular_in_root()): symlinks resolve with
+ * rootfd as "/", as the root's own programs would see them. */
+int read_file_in_root(int rootfd, const char *path, size_t max, char **ret, size_t *ret_size, Error **err);
+/* The same for a path the operator gave (symlinks followed): still only a
+ * regular file, never more than max bytes. */
+int read_file(const char *path, size_t max, char **ret, size_t *ret_size, Error **err);
 
 /* Replaces path atomically: temporary file in the same directory, write,
  * fsync, rename(2), fsync of the directory. Readers see the old or the new

@@ -171,12 +171,12 @@ int import_blob(Import *imp, const char *src_path, const char *expected_digest, 
                         return 0;
                 }
         }
-        _cleanup_close_ int fd = open_in_root(imp->src_fd, src_path, O_RDONLY | O_NOCTTY, 0);
+        /* A FIFO in a layout must not hang the import. */
+        _cleanup_close_ int fd = open_regular_in_root(imp->src_fd, src_path, SIZE_MAX);
+        if (fd == -EBADMSG)
+                return error_set(err, fd, "%s: %s: not a regular file", what, src_path);
         if (fd < 0)
                 return error_sys(err, fd, "%s: %s", what, src_path);
-        struct stat st;
-        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
-                return error_set(err, -EBADMSG, "%s: %s: not a regular file", what, src_path);
         return import_blob_from_fd(imp, fd, expected_digest, expected_size, what, ret_digest, ret_size, err);
 }
 
@@ -191,10 +191,7 @@ int import_read_blob(Import *imp, const char *digest, char **ret, size_t *ret_si
         _cleanup_close_ int fd = import_open_blob(imp, digest);
         if (fd < 0)
                 return error_sys(err, fd, "blob %s", digest);
-        char path[64];
-        snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-        int r = read_file_at(AT_FDCWD, path, JSON_MAX, ret, ret_size, err);
-        return r < 0 ? error_prefix(err, "blob %s", digest) : 0;
+        return read_fd(fd, digest, JSON_MAX, ret, ret_size, err) < 0 ? error_prefix(err, "blob") : 0;
 }
 
 int import_check_existing(Import *imp, const char *id, Error **err) {

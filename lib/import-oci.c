@@ -16,16 +16,11 @@
 #define ANNOTATION_REF_NAME "org.opencontainers.image.ref.name"
 
 static int read_source_json(Import *imp, const char *path, struct json_object **ret, Error **err) {
-        _cleanup_close_ int fd = open_in_root(imp->src_fd, path, O_RDONLY | O_NOCTTY, 0);
-        if (fd < 0)
-                return error_sys(err, fd, "%s: %s", imp->source, path);
-        _cleanup_free_ char *data = NULL, *proc = NULL;
+        _cleanup_free_ char *data = NULL;
         size_t size;
-        if (asprintf(&proc, "/proc/self/fd/%d", fd) < 0)
-                return error_sys(err, -ENOMEM, "%s", path);
-        int r = read_file_at(AT_FDCWD, proc, JSON_MAX, &data, &size, err);
+        int r = read_file_in_root(imp->src_fd, path, JSON_MAX, &data, &size, err);
         if (r < 0)
-                return error_prefix(err, "%s: %s", imp->source, path);
+                return error_prefix(err, "%s", imp->source);
         return json_parse(data, size, path, ret, err);
 }
 

@@ -245,7 +245,7 @@ static bool has_environ(pid_t pid, const char *entry) {
         _cleanup_free_ char *data = NULL;
         size_t size;
         Error *ignored = NULL;
-        int r = read_file_at(AT_FDCWD, path, 1 << 20, &data, &size, &ignored);
+        int r = read_file(path, 1 << 20, &data, &size, &ignored);
         error_free(ignored);
         for (size_t i = 0; r >= 0 && i < size; i += strlen(data + i) + 1)
                 if (streq(data + i, entry))

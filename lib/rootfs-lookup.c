@@ -31,28 +31,15 @@ void rootfs_user_done(RootfsUser *u) {
         *u = (RootfsUser) {};
 }
 
-/* Opens a database file of the root. -ENOENT when it is not there. */
-static int open_db(int rootfd, const char *path, FILE **ret, Error **err) {
-        int fd = open_in_root(rootfd, path, O_RDONLY | O_NOCTTY, 0);
-        if (fd < 0)
-                return fd == -ENOENT ? fd : error_sys(err, fd, "%s of the app's root", path);
-        struct stat st;
-        if (fstat(fd, &st) < 0) {
-                int r = -errno;
-                close(fd);
-                return error_sys(err, r, "%s of the app's root", path);
-        }
-        if (!S_ISREG(st.st_mode)) {
-                close(fd);
-                return error_set(err, -EBADMSG, "%s of the app's root: not a regular file", path);
-        }
-        FILE *f = fdopen(fd, "re");
-        if (!f) {
-                close(fd);
-                return error_sys(err, -errno, "%s of the app's root", path);
-        }
-        *ret = f;
-        return 0;
+/* Reads a database file of the root: a regular file of at most
+ * ROOTFS_DB_MAX bytes, so a FIFO, a device or a huge sparse file planted as
+ * /etc/passwd is an error, not a hang or an allocation of its size.
+ * -ENOENT (without a message) when it is not there. */
+static int read_db(int rootfd, const char *path, char **ret, Error **err) {
+        int r = read_file_in_root(rootfd, path, ROOTFS_DB_MAX, ret, NULL, err);
+        if (r == -ENOENT && err && *err)
+                error_free(TAKE_PTR(*err));
+        return r == -ENOENT ? r : r < 0 ? error_prefix(err, "the app's root") : 0;
 }
 
 /* Splits a line of /etc/passwd or /etc/group into at most max fields, in
@@ -84,16 +71,18 @@ typedef struct Entry {
         const char *home;       /* passwd only */
 } Entry;
 
-/* Finds the first entry whose name is key (by_id false) or whose id is id;
- * fills *ret with pointers into *line. 1 found, 0 not found, <0 error. */
-static int find_entry(FILE *f, bool passwd, bool by_id, const char *key, uint32_t id, char **line, Entry *ret) {
-        size_t size = 0;
-        errno = 0;
-        while (getline(line, &size, f) >= 0) {
-                if (!line_is_entry(*line))
+/* Finds the first entry whose name is key (by_id false) or whose id is id
+ * in the file's text data (modified: lines are cut into fields); fills *ret
+ * with pointers into data. 1 found, 0 not found. */
+static int find_entry(char *data, bool passwd, bool by_id, const char *key, uint32_t id, Entry *ret) {
+        for (char *line = data, *next; line && *line; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = 0;
+                if (!line_is_entry(line))
                         continue;
                 char *fields[7];
-                size_t n = split_fields(*line, fields, passwd ? 7 : 4);
+                size_t n = split_fields(line, fields, passwd ? 7 : 4);
                 /* passwd: name:password:uid:gid:gecos:home:shell
                  * group:  name:password:gid:members */
                 if (n < (passwd ? 4U : 3U))
@@ -107,7 +96,7 @@ static int find_entry(FILE *f, bool passwd, bool by_id, const char *key, uint32_
                 *ret = e;
                 return 1;
         }
-        return ferror(f) ? -(errno ?: EIO) : 0;
+        return 0;
 }
 
 static int lookup(int rootfd, const char *db, bool passwd, const char *key, Entry *ret_entry, char **ret_line,
@@ -124,8 +113,8 @@ static int lookup(int rootfd, const char *db, bool passwd, const char *key, Entr
         if (!numeric && !*key)
                 return error_set(err, -ESRCH, "empty %s name", what);
 
-        _cleanup_fclose_ FILE *f = NULL;
-        r = open_db(rootfd, db, &f, err);
+        _cleanup_free_ char *data = NULL;
+        r = read_db(rootfd, db, &data, err);
         if (r == -ENOENT) {
                 if (!numeric)
                         return error_set(err, -ESRCH, "no %s %s: the app's root has no %s", what, value_quote(key, q),
@@ -133,15 +122,12 @@ static int lookup(int rootfd, const char *db, bool passwd, const char *key, Entr
         } else if (r < 0)
                 return r;
 
-        _cleanup_free_ char *line = NULL;
         Entry e = {};
-        r = f ? find_entry(f, passwd, numeric, key, id, &line, &e) : 0;
-        if (r < 0)
-                return error_sys(err, r, "%s of the app's root", db);
+        r = data ? find_entry(data, passwd, numeric, key, id, &e) : 0;
         if (r == 0 && !numeric)
                 return error_set(err, -ESRCH, "no %s %s in %s of the app's root", what, value_quote(key, q), db);
         *ret_entry = r > 0 ? e : (Entry) {};
-        *ret_line = r > 0 ? TAKE_PTR(line) : NULL;
+        *ret_line = r > 0 ? TAKE_PTR(data) : NULL;
         *ret_id = numeric ? id : e.id;
         return r > 0;
 }

@@ -14,6 +14,10 @@
 
 #include "error.h"
 
+/* The largest /etc/passwd or /etc/group read: a few MiB is tens of
+ * thousands of users; anything larger is refused, never read. */
+#define ROOTFS_DB_MAX (4U << 20)
+
 /* The search path of an app whose environment has no PATH (Docker's). */
 #define ROOTFS_DEFAULT_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
@@ -35,7 +39,8 @@ void rootfs_user_done(RootfsUser *u);
  * entry (the app may run as any id); its entry, when there is one, gives the
  * home directory and primary group. A name must have one: -ESRCH when it
  * has not (a missing /etc/passwd included). Malformed lines are skipped, as
- * the C library's "files" module skips them. */
+ * the C library's "files" module skips them. A file that is not regular or
+ * is larger than ROOTFS_DB_MAX is an error (-EBADMSG, -EFBIG). */
 int rootfs_lookup_user(int rootfd, const char *user, RootfsUser *ret, Error **err);
 
 /* Resolves group, a name or a number, in ROOT/etc/group; -ESRCH for a name

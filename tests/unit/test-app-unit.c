@@ -350,7 +350,7 @@ static void test_isolators(void) {
 /* An app root and a manifest, for resolve and render. */
 static char scratch[] = "/tmp/test-app-unit.XXXXXX";
 static void remove_scratch(void) {
-        rm_rf_at(AT_FDCWD, scratch);
+        rm_rf(scratch);
 }
 
 static void put(const char *path, const char *content, mode_t mode) {

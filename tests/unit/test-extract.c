@@ -412,7 +412,7 @@ static void test_garbage(void) {
 }
 
 static void remove_scratch(void) {
-        (void) rm_rf_at(AT_FDCWD, scratch);
+        (void) rm_rf(scratch);
 }
 
 int main(void) {
@@ -439,6 +439,6 @@ int main(void) {
         RUN(test_garbage);
 
         close(scratch_fd);
-        ASSERT(rm_rf_at(AT_FDCWD, scratch) == 0);
+        ASSERT(rm_rf(scratch) == 0);
         return 0;
 }

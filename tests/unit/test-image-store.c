@@ -352,7 +352,7 @@ static void test_concurrent_imports_and_gc(void) {
 }
 
 static void remove_scratch(void) {
-        (void) rm_rf_at(AT_FDCWD, scratch);
+        (void) rm_rf(scratch);
 }
 
 int main(void) {
@@ -365,6 +365,6 @@ int main(void) {
         RUN(test_names_resolve_rm_gc);
         RUN(test_concurrent_imports_and_gc);
         close(scratch_fd);
-        ASSERT(rm_rf_at(AT_FDCWD, scratch) == 0);
+        ASSERT(rm_rf(scratch) == 0);
         return 0;
 }

@@ -102,11 +102,11 @@ static void cleanup(void) {
                 detach_all_below(scratch);
                 /* rm_rf_at() never crosses a mount: should a mount have survived,
                  * the host directory bound into the tree stays safe. */
-                (void) rm_rf_at(AT_FDCWD, scratch);
+                (void) rm_rf(scratch);
                 scratch_made = false;
         }
         if (host_made) {
-                (void) rm_rf_at(AT_FDCWD, host);
+                (void) rm_rf(host);
                 host_made = false;
         }
         forget_warnings();
@@ -173,20 +173,20 @@ static void test_tree(void) {
         char sentinel[PATH_MAX];
         snprintf(sentinel, sizeof(sentinel), "%s/sentinel", host);
         char *content = NULL;
-        ASSERT_EQ_INT(read_file_at(AT_FDCWD, sentinel, 4096, &content, NULL, NULL), 0);
+        ASSERT_EQ_INT(read_file(sentinel, 4096, &content, NULL, NULL), 0);
         ASSERT_STREQ(content, "keep me\n");
         free(content);
         ASSERT(access(at("pod/vol/sentinel"), F_OK) < 0 && errno == ENOENT);
 
         /* Nothing is mounted any more: the tree deletes like any other. */
-        ASSERT_EQ_INT(rm_rf_at(AT_FDCWD, at("pod")), 0);
+        ASSERT_EQ_INT(rm_rf(at("pod")), 0);
 
         /* A mount on path itself counts ("at or below"). */
         ASSERT_EQ_INT(umount_below(at("podX"), &stats, NULL), 0);
         ASSERT_EQ_INT(stats.unmounted, 1);
         ASSERT_EQ_INT(stats.detached, 0);
         ASSERT_EQ_INT(count_mounts(at("podX"), true), 0);
-        ASSERT_EQ_INT(rm_rf_at(AT_FDCWD, at("podX")), 0);
+        ASSERT_EQ_INT(rm_rf(at("podX")), 0);
 }
 
 static void test_busy(void) {
@@ -229,7 +229,7 @@ static void test_busy(void) {
         ASSERT(waitpid(child, NULL, 0) == child);
         child = -1;
         forget_warnings();
-        ASSERT_EQ_INT(rm_rf_at(AT_FDCWD, at("pod")), 0);
+        ASSERT_EQ_INT(rm_rf(at("pod")), 0);
 }
 
 /* A mount on a directory that hides a deeper mount: the deeper target cannot
@@ -251,7 +251,7 @@ static void test_covered(void) {
         ASSERT_EQ_INT(stats.detached, 0);
         ASSERT_EQ_INT(n_warnings, 0);
         ASSERT_EQ_INT(count_mounts(at("pod"), true), 0);
-        ASSERT_EQ_INT(rm_rf_at(AT_FDCWD, at("pod")), 0);
+        ASSERT_EQ_INT(rm_rf(at("pod")), 0);
 }
 
 static void test_nothing_mounted(void) {
@@ -269,7 +269,7 @@ static void test_nothing_mounted(void) {
         ASSERT_EQ_INT(has_mounts_below(scratch, NULL), 1);
         ASSERT_EQ_INT(has_mounts_below("/", NULL), 1);
         ASSERT_EQ_INT(n_warnings, 0);
-        ASSERT_EQ_INT(rm_rf_at(AT_FDCWD, at("pod")), 0);
+        ASSERT_EQ_INT(rm_rf(at("pod")), 0);
 }
 
 static void check_invalid(const char *path) {
@@ -304,7 +304,7 @@ static void test_invalid_paths(void) {
         ASSERT_EQ_INT(count_mounts(at("pod/a"), false), 1);
         ASSERT_EQ_INT(umount_below(at("pod"), NULL, NULL), 0);
         ASSERT_EQ_INT(count_mounts(at("pod"), true), 0);
-        ASSERT_EQ_INT(rm_rf_at(AT_FDCWD, at("pod")), 0);
+        ASSERT_EQ_INT(rm_rf(at("pod")), 0);
 }
 
 int main(void) {

@@ -758,7 +758,7 @@ static void test_unknown_fields_survive(void) {
 static char scratch[] = "/tmp/test-pod-manifest-XXXXXX";
 
 static void remove_scratch(void) {
-        (void) rm_rf_at(AT_FDCWD, scratch);
+        (void) rm_rf(scratch);
 }
 
 static int compare_strings(const void *a, const void *b) {
@@ -892,7 +892,7 @@ static void test_man_example(void) {
         snprintf(path, sizeof(path), "%s/man/sdpod-manifest.5.scd", root);
         _cleanup_free_ char *page = NULL;
         size_t size;
-        ASSERT_EQ_INT(read_file_at(AT_FDCWD, path, 1 << 20, &page, &size, NULL), 0);
+        ASSERT_EQ_INT(read_file(path, 1 << 20, &page, &size, NULL), 0);
         char *start = strstr(page, "\n# EXAMPLE\n");
         ASSERT(start);
         start = strstr(start, "\n```\n");

@@ -778,7 +778,7 @@ static void test_stage1_gc(void) {
         forget_warnings();
         ASSERT_EQ_INT(pod_gc(s, &gc_now, &st, NULL), 0);
         ASSERT_EQ_INT(st.removed, 1);
-        ASSERT_EQ_INT(read_file_at(AT_FDCWD, out, 4096, &got, NULL, NULL), 0);
+        ASSERT_EQ_INT(read_file(out, 4096, &got, NULL, NULL), 0);
         char expected[600];
         snprintf(expected, sizeof(expected), "%s %s/pods/exited-garbage/%s\n", uuid, s->root, uuid);
         ASSERT_STREQ(got, expected);
@@ -856,7 +856,7 @@ static void test_info(void) {
 }
 
 static void remove_scratch(void) {
-        (void) rm_rf_at(AT_FDCWD, scratch);
+        (void) rm_rf(scratch);
 }
 
 int main(void) {
@@ -877,6 +877,6 @@ int main(void) {
         RUN(test_stage1_gc);
         RUN(test_info);
         forget_warnings();
-        ASSERT(rm_rf_at(AT_FDCWD, scratch) == 0);
+        ASSERT(rm_rf(scratch) == 0);
         return 0;
 }

@@ -12,7 +12,7 @@ static char scratch[] = "/tmp/test-rootfs-lookup.XXXXXX";
 static int rootfd = -1;
 
 static void remove_scratch(void) {
-        rm_rf_at(AT_FDCWD, scratch);
+        rm_rf(scratch);
 }
 
 static void put(const char *path, const char *content, mode_t mode) {
@@ -154,6 +154,23 @@ static void test_users(void) {
         ASSERT_CONTAINS(err->msg, "not a regular file");
         error_free(TAKE_PTR(err));
         ASSERT(rmdir(p) == 0);
+
+        /* A FIFO as /etc/passwd: an error at once, not a read that waits
+         * for a writer for ever. */
+        ASSERT(mkfifo(p, 0644) == 0);
+        ASSERT_EQ_INT(rootfs_lookup_user(rootfd, "app", &u, &err), -EBADMSG);
+        ASSERT_CONTAINS(err->msg, "/etc/passwd: not a regular file");
+        error_free(TAKE_PTR(err));
+        ASSERT(unlink(p) == 0);
+
+        /* A 2 GiB sparse /etc/passwd is refused by its size, unread. */
+        int fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        ASSERT(fd >= 0 && ftruncate(fd, (off_t) 2 << 30) == 0);
+        close(fd);
+        ASSERT_EQ_INT(rootfs_lookup_user(rootfd, "1000", &u, &err), -EFBIG);
+        ASSERT_CONTAINS(err->msg, "/etc/passwd: larger than 4194304 bytes");
+        error_free(TAKE_PTR(err));
+        ASSERT(unlink(p) == 0);
 }
 
 static void test_groups(void) {
