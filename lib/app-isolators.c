@@ -27,6 +27,11 @@ static const char *const syscall_groups[] = {
         "@swap", "@sync", "@system-service", "@timer", "@known",
 };
 
+const char *const APP_SYSCALLS_DEFAULT[] = { "@system-service", "chroot", "ptrace", NULL };
+const char *const APP_SYSCALLS_DEFAULT_DENIED[] = {
+        "@keyring", "io_uring_enter", "io_uring_register", "io_uring_setup", "userfaultfd", NULL,
+};
+
 int capability_from_name(const char *name) {
         for (int i = 0; name && i <= CAPABILITY_LAST; i++)
                 if (streq(capability_names[i], name))
@@ -166,7 +171,8 @@ int parse_cpu_millis(const char *s, uint64_t *ret) {
 void app_isolation_done(AppIsolation *i) {
         if (!i)
                 return;
-        strv_free(i->syscalls);
+        strv_free(i->syscalls_allowed);
+        strv_free(i->syscalls_denied);
         free(i->syscall_errno);
         *i = (AppIsolation) {};
 }
@@ -264,6 +270,7 @@ static int parse_seccomp(const Where *w, struct json_object *v, bool retain, App
             (r = get_set(w, v, syscall_name_is_valid, "a system call or a group of systemd 252", &set)) < 0)
                 return r;
         struct json_object *e = NULL;
+        free(TAKE_PTR(iso->syscall_errno));
         if (json_object_object_get_ex(v, "errno", &e) && e) {
                 const char *s = json_object_get_string(e);
                 if (!json_object_is_type(e, json_type_string) || !errno_name_is_valid(s))
@@ -271,8 +278,11 @@ static int parse_seccomp(const Where *w, struct json_object *v, bool retain, App
                 if (!(iso->syscall_errno = strdup(s)))
                         return error_sys(w->err, -ENOMEM, "%s", w->field);
         }
-        iso->syscalls = TAKE_PTR(set);
-        iso->syscalls_deny = !retain;
+        /* The default filter is replaced as a whole. */
+        strv_free(iso->syscalls_allowed);
+        strv_free(iso->syscalls_denied);
+        iso->syscalls_allowed = retain ? TAKE_PTR(set) : NULL;
+        iso->syscalls_denied = retain ? NULL : TAKE_PTR(set);
         return 0;
 }
 
@@ -363,7 +373,16 @@ static const IsolatorType isolator_types[] = {
 };
 
 int app_isolation_parse(const PodIsolator *isolators, size_t n, const char *field, AppIsolation *ret, Error **err) {
-        _cleanup_(app_isolation_done) AppIsolation iso = { .capabilities = APP_CAPABILITIES_DEFAULT };
+        _cleanup_(app_isolation_done) AppIsolation iso = {
+                .capabilities = APP_CAPABILITIES_DEFAULT,
+                .no_new_privileges = true,
+                .syscalls_allowed = strv_copy((char **) APP_SYSCALLS_DEFAULT),
+                .syscalls_denied = strv_copy((char **) APP_SYSCALLS_DEFAULT_DENIED),
+                .syscall_errno = strdup(APP_SYSCALLS_DEFAULT_ERRNO),
+                .restrict_namespaces = true,
+        };
+        if (!iso.syscalls_allowed || !iso.syscalls_denied || !iso.syscall_errno)
+                return error_sys(err, -ENOMEM, "%s", field);
         size_t seen[6];
         bool have[6] = {};
 

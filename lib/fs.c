@@ -29,6 +29,39 @@ int open_beneath_no_symlinks(int dirfd, const char *path, int flags, mode_t mode
         return openat2_resolve(dirfd, path, flags, mode, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
 }
 
+bool exists_beneath(int dirfd, const char *path) {
+        _cleanup_close_ int fd = open_beneath_no_symlinks(dirfd, path, O_PATH | O_NOFOLLOW, 0);
+        return fd >= 0;
+}
+
+/* The directory of path below dirfd and its last component. */
+static int open_parent_beneath(int dirfd, const char *path, const char **ret_base) {
+        const char *slash = strrchr(path, '/');
+        *ret_base = slash ? slash + 1 : path;
+        if (!slash)
+                return RET_NERRNO(fcntl(dirfd, F_DUPFD_CLOEXEC, 3));
+        _cleanup_free_ char *dir = strndup(path, (size_t) (slash - path));
+        if (!dir)
+                return -ENOMEM;
+        return open_beneath_no_symlinks(dirfd, dir, O_RDONLY | O_DIRECTORY, 0);
+}
+
+int unlink_beneath(int dirfd, const char *path, int flags) {
+        const char *base;
+        _cleanup_close_ int fd = open_parent_beneath(dirfd, path, &base);
+        if (fd < 0)
+                return fd == -ENOENT ? 0 : fd;
+        return unlinkat(fd, base, flags) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+int rm_rf_beneath(int dirfd, const char *path) {
+        const char *base;
+        _cleanup_close_ int fd = open_parent_beneath(dirfd, path, &base);
+        if (fd < 0)
+                return fd == -ENOENT ? 0 : fd;
+        return rm_rf_at(fd, base);
+}
+
 static int open_dir_below(int rootfd, const char *path, bool follow_symlinks) {
         return follow_symlinks ? open_in_root(rootfd, path, O_PATH | O_DIRECTORY, 0)
                                : open_beneath_no_symlinks(rootfd, path, O_PATH | O_DIRECTORY, 0);

@@ -16,6 +16,18 @@ int open_in_root(int rootfd, const char *path, int flags, mode_t mode);
  * (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS): -ELOOP if one is met. */
 int open_beneath_no_symlinks(int dirfd, const char *path, int flags, mode_t mode);
 
+/* Whether path exists below dirfd, reached without any symlink (the last
+ * component may be one). */
+bool exists_beneath(int dirfd, const char *path);
+
+/* Unlinks path (flags: 0 or AT_REMOVEDIR) below dirfd, its directory
+ * reached without any symlink; missing is success. */
+int unlink_beneath(int dirfd, const char *path, int flags);
+
+/* rm_rf_at() of path below dirfd, its directory reached without any
+ * symlink. */
+int rm_rf_beneath(int dirfd, const char *path);
+
 /* Creates every missing directory of path below rootfd and returns an
  * O_PATH|O_DIRECTORY fd of the last one. With follow_symlinks, symlinks on the
  * way are resolved with rootfd as root (as a layer's /lib -> usr/lib must

@@ -148,20 +148,19 @@ static void app_file(const char *app, const char *file, char path[static 128]) {
 static int touch_app_file(AppPod *ap, const char *app, const char *file, Error **err) {
         char path[128];
         app_file(app, file, path);
-        _cleanup_close_ int fd = openat(ap->pod->fd, path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+        _cleanup_close_ int fd = open_beneath_no_symlinks(ap->pod->fd, path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NOCTTY, 0644);
         return fd < 0 ? error_sys(err, -errno, "pod %s: %s", ap->pod->uuid, path) : 0;
 }
 
 static bool has_app_file(AppPod *ap, const char *app, const char *file) {
         char path[128];
         app_file(app, file, path);
-        return faccessat(ap->pod->fd, path, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+        return exists_beneath(ap->pod->fd, path);
 }
 
 static int unlink_pod_file(AppPod *ap, const char *path, Error **err) {
-        if (unlinkat(ap->pod->fd, path, 0) < 0 && errno != ENOENT)
-                return error_sys(err, -errno, "pod %s: %s", ap->pod->uuid, path);
-        return 0;
+        int r = unlink_beneath(ap->pod->fd, path, 0);
+        return r < 0 ? error_sys(err, r, "pod %s: %s", ap->pod->uuid, path) : 0;
 }
 
 static int unlink_app_file(AppPod *ap, const char *app, const char *file, Error **err) {
@@ -218,7 +217,7 @@ static int remove_app_resources(AppPod *ap, const char *app, Error **err) {
                 r = pod_app_root_unmount(&ap->proc, ap->path, app, err);
         if (r < 0)
                 return explain_exit(ap, r, err);
-        if ((r = rm_rf_at(ap->pod->fd, dir)) < 0 && r != -ENOENT)
+        if ((r = rm_rf_beneath(ap->pod->fd, dir)) < 0 && r != -ENOENT)
                 return error_sys(err, r, "pod %s: cannot remove %s", ap->pod->uuid, dir);
         return 0;
 }
@@ -407,7 +406,7 @@ int pod_app_rm(PodStore *ps, Pod *p, const char *app, uint64_t grace_usec, Error
         app_file(app, NULL, dir);
         if (!pod_manifest_find_app(ap.manifest, app)) {
                 /* Only what an interrupted add or rm left, if anything. */
-                if (faccessat(p->fd, dir, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
+                if (!exists_beneath(p->fd, dir))
                         return error_set(err, -ENOENT, "pod %s has no app %s", p->uuid, app);
                 return remove_app_resources(&ap, app, err);
         }
@@ -480,7 +479,7 @@ int pod_app_status(PodStore *ps, Pod *p, const char *app, AppStatus *ret, Error 
         /* Not in the manifest: on its way in, or out. */
         char dir[128];
         app_file(app, NULL, dir);
-        if (pod_app_name_is_valid(app) && faccessat(p->fd, dir, F_OK, AT_SYMLINK_NOFOLLOW) >= 0) {
+        if (pod_app_name_is_valid(app) && exists_beneath(p->fd, dir)) {
                 AppState state = APP_STATE_DELETING;
                 if (!has_app_file(&ap, app, APP_DELETING)) {
                         /* Being added while pod.lck is taken; otherwise a

@@ -28,6 +28,8 @@
 #define POD_ANNOTATION_MUTABLE "sdpod/mutable"
 /* "true": a failed app does not halt the pod (podapp sandbox --keep-on-app-failure). */
 #define POD_ANNOTATION_KEEP_ON_APP_FAILURE "sdpod/keep-on-app-failure"
+/* An app's: "false" lets it make namespaces (RestrictNamespaces=no). */
+#define POD_ANNOTATION_RESTRICT_NAMESPACES "sdpod/restrict-namespaces"
 
 typedef struct PodNameValue {
         const char *name;

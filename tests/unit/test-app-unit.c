@@ -273,10 +273,17 @@ static void test_isolators(void) {
         Error *err = NULL;
         ASSERT_EQ_INT(isolation_of("[]", &iso, &err), 0);
         ASSERT_EQ_INT(iso.capabilities, APP_CAPABILITIES_DEFAULT);
-        ASSERT(!iso.no_new_privileges && !iso.memory_max && !iso.cpu_millis && !iso.syscalls &&
-               !iso.have_oom_score_adjust);
-        /* the default set is the classic container one, 14 capabilities */
-        ASSERT_EQ_INT(__builtin_popcountll(APP_CAPABILITIES_DEFAULT), 14);
+        ASSERT(!iso.memory_max && !iso.cpu_millis && !iso.have_oom_score_adjust);
+        /* Confined by default: NoNewPrivileges, no namespaces, the filter
+         * of the common container default, refusing with EPERM. */
+        ASSERT(iso.no_new_privileges && iso.restrict_namespaces);
+        ASSERT(strv_length(iso.syscalls_allowed) == 3 && streq(iso.syscalls_allowed[0], "@system-service"));
+        ASSERT(strv_contains(iso.syscalls_denied, "io_uring_setup") && strv_contains(iso.syscalls_denied, "@keyring"));
+        ASSERT_STREQ(iso.syscall_errno, "EPERM");
+        app_isolation_done(&iso);
+        /* the default set is the classic container one less CAP_NET_RAW, 13 */
+        ASSERT_EQ_INT(__builtin_popcountll(APP_CAPABILITIES_DEFAULT), 13);
+        ASSERT(!(APP_CAPABILITIES_DEFAULT & CAP_BIT(13)));
 
         ASSERT_EQ_INT(isolation_of("[{\"name\": \"os/linux/capabilities-retain-set\", \"value\": {\"set\": "
                                    "[\"CAP_SYS_ADMIN\", \"CAP_CHOWN\"]}},"
@@ -293,15 +300,29 @@ static void test_isolators(void) {
         ASSERT_EQ_INT(iso.cpu_millis, 250);
         ASSERT(iso.have_oom_score_adjust && iso.oom_score_adjust == -1000);
         ASSERT(iso.no_new_privileges);
-        ASSERT(iso.syscalls && !iso.syscalls_deny && !iso.syscall_errno);
-        ASSERT_STREQ(iso.syscalls[0], "@system-service");
+        /* A seccomp isolator replaces the default filter as a whole. */
+        ASSERT(iso.syscalls_allowed && !iso.syscalls_denied && !iso.syscall_errno);
+        ASSERT_STREQ(iso.syscalls_allowed[0], "@system-service");
+        ASSERT(!iso.syscalls_allowed[1]);
+        app_isolation_done(&iso);
+
+        /* Widening: a remove-set refuses only its own set; no NoNewPrivileges. */
+        ASSERT_EQ_INT(isolation_of("[{\"name\": \"os/linux/seccomp-remove-set\", \"value\": {\"set\": [\"@reboot\"], "
+                                   "\"errno\": \"ENOSYS\"}},"
+                                   " {\"name\": \"os/linux/no-new-privileges\", \"value\": false}]",
+                                   &iso, &err),
+                      0);
+        ASSERT(!iso.syscalls_allowed && iso.syscalls_denied && !iso.syscalls_denied[1]);
+        ASSERT_STREQ(iso.syscalls_denied[0], "@reboot");
+        ASSERT_STREQ(iso.syscall_errno, "ENOSYS");
+        ASSERT(!iso.no_new_privileges);
         app_isolation_done(&iso);
 
         ASSERT_EQ_INT(isolation_of("[{\"name\": \"os/linux/capabilities-remove-set\", \"value\": {\"set\": "
                                    "[\"CAP_NET_RAW\", \"CAP_SYS_ADMIN\"]}}]",
                                    &iso, &err),
                       0);
-        ASSERT_EQ_INT(iso.capabilities, APP_CAPABILITIES_DEFAULT & ~CAP_BIT(13));
+        ASSERT_EQ_INT(iso.capabilities, APP_CAPABILITIES_DEFAULT & ~CAP_BIT(21));
         app_isolation_done(&iso);
 
         expect_isolation_error("[{\"name\": \"os/linux/selinux-context\", \"value\": {}}]",
@@ -513,6 +534,15 @@ static void test_render(void) {
         ASSERT_CONTAINS(text, "\nCPUQuota=150.5%\n");
         ASSERT_CONTAINS(text, "\nExecStart=/bin/sh\n");
         ASSERT(!strstr(text, "ProtectSystem"));
+        /* The default confinement, whatever the isolators. */
+        ASSERT_CONTAINS(text, "\nNoNewPrivileges=yes\n");
+        ASSERT_CONTAINS(text, "\nProtectKernelTunables=yes\nProtectKernelModules=yes\nProtectKernelLogs=yes\n"
+                              "ProtectControlGroups=yes\nProtectClock=yes\n");
+        ASSERT_CONTAINS(text, "\nInaccessiblePaths=-/opt/stage2/x/rootfs/proc/kcore -/opt/stage2/x/rootfs/proc/keys ");
+        ASSERT_CONTAINS(text, "\nRestrictNamespaces=yes\n");
+        ASSERT_CONTAINS(text, "\nSystemCallFilter=@system-service chroot ptrace\n"
+                              "SystemCallFilter=~@keyring io_uring_enter io_uring_register io_uring_setup userfaultfd\n"
+                              "SystemCallErrorNumber=EPERM\n");
         free(text);
 
         /* No capability at all: an empty value would mean all of them. */
@@ -522,6 +552,27 @@ static void test_render(void) {
         ASSERT_CONTAINS(text, " CAP_CHECKPOINT_RESTORE\n");
         free(text);
         app_unit_free(u);
+
+        /* The app annotation sdpod/restrict-namespaces widens; a bad value
+         * is named. */
+        PodManifest *ns = manifest("{\"name\": \"a\", \"image\": {\"id\": \"" ID "\"}, \"app\": {\"exec\": [\"/bin/sh\"]},"
+                                   " \"annotations\": [{\"name\": \"sdpod/restrict-namespaces\", \"value\": \"false\"}]}",
+                                   "");
+        ASSERT_EQ_INT(app_unit_resolve(ns, 0, rootfd, &u, &err), 0);
+        ASSERT(!u->isolation.restrict_namespaces);
+        ASSERT_EQ_INT(app_unit_render(u, g, &text), 0);
+        ASSERT(!strstr(text, "RestrictNamespaces"));
+        free(text);
+        app_unit_free(TAKE_PTR(u));
+        pod_manifest_free(ns);
+        ns = manifest("{\"name\": \"a\", \"image\": {\"id\": \"" ID "\"}, \"app\": {\"exec\": [\"/bin/sh\"]},"
+                      " \"annotations\": [{\"name\": \"sdpod/restrict-namespaces\", \"value\": \"no\"}]}",
+                      "");
+        ASSERT_EQ_INT(app_unit_resolve(ns, 0, rootfd, &u, &err), -EBADMSG);
+        ASSERT_STREQ(err->msg, "apps[0].annotations[0].value: \"no\" is not \"true\" or \"false\" "
+                               "(sdpod/restrict-namespaces)");
+        error_free(TAKE_PTR(err));
+        pod_manifest_free(ns);
 
         ASSERT_EQ_INT(reaper_unit_render(&m->apps[0], POD_GRAPH_MUTABLE, &text), 0);
         ASSERT(!strstr(text, "shutdown.service"));
