@@ -9,6 +9,7 @@
 #include "fs.h"
 #include "macro.h"
 #include "pod-units.h"
+#include "pod-userdb.h"
 
 #define LOG_PREFIX "sdpod-generator: "
 
@@ -108,5 +109,12 @@ int main(int argc, char *argv[]) {
         for (size_t i = 0; i < units.n_files; i++)
                 if ((r = write_unit_file(outfd, &units.files[i])) < 0)
                         log_error("%s/%s: %s", normal, units.files[i].path, strerror(-r));
+        /* Each id an app runs as, in the pod's own /etc (pod-userdb.h):
+         * written here, inside the pod, by its root, never by the host. */
+        for (size_t i = 0; rootfd >= 0 && i < units.n_ids; i++) {
+                _cleanup_error_ Error *err = NULL;
+                if (pod_userdb_add(rootfd, units.ids[i].uid, units.ids[i].gid, &err) < 0)
+                        log_error("%s", err ? err->msg : strerror(ENOMEM));
+        }
         return 0;
 }

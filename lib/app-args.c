@@ -123,6 +123,13 @@ int mount_arg_parse(const char *s, MountArg *ret, Error **err) {
         return 0;
 }
 
+int private_users_arg_parse(const char *s, PodArgs *pod, Error **err) {
+        if (!streq(s, "yes") && !streq(s, "no"))
+                return error_set(err, -EINVAL, "--private-users=%s: expected yes or no", s);
+        pod->no_private_users = streq(s, "no");
+        return 0;
+}
+
 typedef enum OptionKind { OPTION_POD, OPTION_APP } OptionKind;
 
 static const struct {
@@ -131,6 +138,7 @@ static const struct {
 } known_options[] = {
         { "name", OPTION_POD },
         { "volume", OPTION_POD },
+        { "private-users", OPTION_POD },
         { "app", OPTION_APP },
         { "exec", OPTION_APP },
         { "set-env", OPTION_APP },
@@ -163,6 +171,8 @@ static int apply_option(PodArgs *pod, AppArgs *app, const char *option, const ch
                 pod->n_volumes++;
                 return 0;
         }
+        if (streq(option, "private-users"))
+                return private_users_arg_parse(value, pod, err);
         if (streq(option, "mount")) {
                 MountArg *l = realloc(app->mounts, (app->n_mounts + 1) * sizeof(MountArg));
                 if (!l)

@@ -49,6 +49,7 @@ typedef struct PodArgs {
         size_t n_apps;
         bool mutable_pod;               /* podapp sandbox: annotation sdpod/mutable */
         bool keep_on_app_failure;       /* podapp sandbox --keep-on-app-failure */
+        bool no_private_users;          /* --private-users=no: the pod's root is the host's */
 } PodArgs;
 
 /* Parses argv (the operands and options after the verb). With
@@ -57,6 +58,9 @@ typedef struct PodArgs {
  * the option or argument. */
 int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, Error **err);
 void pod_args_done(PodArgs *a);
+
+/* The value of --private-users: "yes" (the default) or "no". */
+int private_users_arg_parse(const char *s, PodArgs *pod, Error **err);
 
 /* "NAME,kind=host,source=PATH[,readOnly=true]" or "NAME,kind=empty". */
 int volume_arg_parse(const char *s, VolumeArg *ret, Error **err);

@@ -500,20 +500,10 @@ static void write_syscall_filter(FILE *f, const char *key, char *const *l) {
         fputc('\n', f);
 }
 
-int app_unit_render(const AppUnit *u, PodGraph graph, char **ret) {
+/* The app's root file system and what is bound into it. */
+static void write_app_root(FILE *f, const AppUnit *u) {
         const PodApp *app = u->app;
-        const AppIsolation *iso = &u->isolation;
-        char *buf = NULL;
-        size_t size = 0;
-        FILE *f = open_memstream(&buf, &size);
-        if (!f)
-                return -ENOMEM;
-        int r = 0;
-
-        write_app_unit_section(f, app, graph);
         fprintf(f,
-                "\n[Service]\n"
-                "Type=exec\n"
                 "RootDirectory=" POD_APPS_DIR "/%s/rootfs\n"
                 "MountAPIVFS=yes\n"
                 "BindReadOnlyPaths=-/etc/resolv.conf -/etc/hosts -/etc/hostname\n",
@@ -531,14 +521,65 @@ int app_unit_render(const AppUnit *u, PodGraph graph, char **ret) {
          * /root and /home, which strict leaves to it. */
         if (app->read_only_rootfs)
                 fputs("ProtectSystem=strict\nProtectHome=read-only\n", f);
-        fputs("WorkingDirectory=", f);
-        write_path(f, app->working_directory);
-        fprintf(f, "\nUser=%" PRIu32 "\nGroup=%" PRIu32 "\n", (uint32_t) u->uid, (uint32_t) u->gid);
+}
+
+/* Who the app runs as, where, with what environment. */
+static int write_app_identity(FILE *f, const AppUnit *u, bool as_root) {
+        int r = 0;
+        if (as_root)
+                fputs("WorkingDirectory=/\nUser=0\nGroup=0\n", f);
+        else {
+                fputs("WorkingDirectory=", f);
+                write_path(f, u->app->working_directory);
+                fprintf(f, "\nUser=%" PRIu32 "\nGroup=%" PRIu32 "\n", (uint32_t) u->uid, (uint32_t) u->gid);
+        }
         for (char **e = u->environment; e && *e && r >= 0; e++) {
                 fputs("Environment=", f);
                 r = write_word(f, *e, false);
                 fputc('\n', f);
         }
+        return r;
+}
+
+/* The app's confinement: what any process of it gets, its commands run by
+ * sdpod enter and podapp exec included (exec_unit_dropin_render()). */
+static void write_app_confinement(FILE *f, const AppUnit *u) {
+        const AppIsolation *iso = &u->isolation;
+        if (iso->no_new_privileges)
+                fputs("NoNewPrivileges=yes\n", f);
+        write_capabilities(f, iso->capabilities);
+        write_kernel_protection(f, u->app);
+        if (iso->restrict_namespaces)
+                fputs("RestrictNamespaces=yes\n", f);
+        write_syscall_filter(f, "SystemCallFilter=", iso->syscalls_allowed);
+        write_syscall_filter(f, "SystemCallFilter=~", iso->syscalls_denied);
+        if ((iso->syscalls_allowed || iso->syscalls_denied) && iso->syscall_errno)
+                fprintf(f, "SystemCallErrorNumber=%s\n", iso->syscall_errno);
+        if (iso->memory_max > 0)
+                fprintf(f, "MemoryMax=%" PRIu64 "\n", iso->memory_max);
+        if (iso->cpu_millis > 0) {
+                /* A thousandth of a CPU is a tenth of a percent. */
+                fprintf(f, "CPUQuota=%" PRIu64, iso->cpu_millis / 10);
+                if (iso->cpu_millis % 10)
+                        fprintf(f, ".%" PRIu64, iso->cpu_millis % 10);
+                fputs("%\n", f);
+        }
+        if (iso->have_oom_score_adjust)
+                fprintf(f, "OOMScoreAdjust=%d\n", iso->oom_score_adjust);
+}
+
+int app_unit_render(const AppUnit *u, PodGraph graph, char **ret) {
+        const PodApp *app = u->app;
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+
+        write_app_unit_section(f, app, graph);
+        fputs("\n[Service]\nType=exec\n", f);
+        write_app_root(f, u);
+        int r = write_app_identity(f, u, false);
 
         /* The program by its path in the root; argv[0] as the manifest has
          * it (a relative name stays relative, as after execvp(3)). The "@"
@@ -559,29 +600,27 @@ int app_unit_render(const AppUnit *u, PodGraph graph, char **ret) {
         }
         fputc('\n', f);
         write_output(f, app);
+        write_app_confinement(f, u);
+        return text_finish(f, &buf, r, ret);
+}
 
-        if (iso->no_new_privileges)
-                fputs("NoNewPrivileges=yes\n", f);
-        write_capabilities(f, iso->capabilities);
-        write_kernel_protection(f, app);
-        if (iso->restrict_namespaces)
-                fputs("RestrictNamespaces=yes\n", f);
-        write_syscall_filter(f, "SystemCallFilter=", iso->syscalls_allowed);
-        write_syscall_filter(f, "SystemCallFilter=~", iso->syscalls_denied);
-        if ((iso->syscalls_allowed || iso->syscalls_denied) && iso->syscall_errno)
-                fprintf(f, "SystemCallErrorNumber=%s\n", iso->syscall_errno);
-        if (iso->memory_max > 0)
-                fprintf(f, "MemoryMax=%" PRIu64 "\n", iso->memory_max);
-        if (iso->cpu_millis > 0) {
-                /* A thousandth of a CPU is a tenth of a percent. */
-                fprintf(f, "CPUQuota=%" PRIu64, iso->cpu_millis / 10);
-                if (iso->cpu_millis % 10)
-                        fprintf(f, ".%" PRIu64, iso->cpu_millis % 10);
-                fputs("%\n", f);
-        }
-        if (iso->have_oom_score_adjust)
-                fprintf(f, "OOMScoreAdjust=%d\n", iso->oom_score_adjust);
-
+int exec_unit_dropin_render(const AppUnit *u, AppExecMode mode, char **ret) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        fputs(UNIT_HEADER "\n[Unit]\nDescription=A command in app ", f);
+        write_description_text(f, u->app->name);
+        /* No dependency on targets the stage1 does not have; stopped like
+         * the app when the pod stops. */
+        fputs(mode == APP_EXEC_AS_ROOT ? " as root\n" : "\n", f);
+        fputs("DefaultDependencies=no\n", f);
+        write_stop_conflicts(f);
+        fputs("\n[Service]\n", f);
+        write_app_root(f, u);
+        int r = write_app_identity(f, u, mode == APP_EXEC_AS_ROOT);
+        write_app_confinement(f, u);
         return text_finish(f, &buf, r, ret);
 }
 

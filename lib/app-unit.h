@@ -23,6 +23,22 @@
 /* The units the generator writes for app NAME (printf formats of NAME). */
 #define APP_UNIT_FORMAT "app@%s.service"
 #define REAPER_UNIT_FORMAT "reaper@%s.service"
+
+/* A command run in app NAME by sdpod enter or podapp exec is a transient
+ * instance of one of these templates (printf formats of NAME and the
+ * instance), which exist only as drop-ins the generator writes: the app's
+ * root, identity and confinement, so the command runs exactly as confined
+ * as the app (sdpod-security(7)). Dashes in NAME are safe: systemd looks
+ * for prefix drop-ins of "sdpod-exec-my-app@" in "sdpod-exec-my-.service.d"
+ * and "sdpod-exec-.service.d", never in another app's "sdpod-exec-my@". */
+typedef enum AppExecMode {
+        APP_EXEC_AS_APP,        /* its user, group, working directory */
+        APP_EXEC_AS_ROOT,       /* root (of the pod) in "/" */
+} AppExecMode;
+#define APP_EXEC_UNIT_FORMAT "sdpod-exec-%s@%s.service"
+#define APP_EXEC_DROPIN_FORMAT "sdpod-exec-%s@.service.d/sdpod-app.conf"
+#define APP_ENTER_UNIT_FORMAT "sdpod-enter-%s@%s.service"
+#define APP_ENTER_DROPIN_FORMAT "sdpod-enter-%s@.service.d/sdpod-app.conf"
 /* Each app's directory in the pod directory (upper/, work/ of its root),
  * seen in the pod as /sdpod/apps/NAME. */
 #define POD_APP_DIR "apps"
@@ -105,6 +121,10 @@ int app_unit_render(const AppUnit *u, PodGraph graph, char **ret);
  * app's does (OnFailure=, per graph). */
 int app_unit_render_failure(const PodApp *app, int exit_code, const char *message, PodGraph graph, char **ret);
 int reaper_unit_render(const PodApp *app, PodGraph graph, char **ret);
+/* The drop-in of the exec template of the app (APP_EXEC_DROPIN_FORMAT or
+ * APP_ENTER_DROPIN_FORMAT): everything of app@NAME.service's [Service] but
+ * its type, program and output, which the command brings. */
+int exec_unit_dropin_render(const AppUnit *u, AppExecMode mode, char **ret);
 /* The drop-in default.target.d/sdpod-mutable.conf of a mutable pod (seed
  * 001): default.target conflicts with, and is ordered before, halt.target,
  * poweroff.target and exit.target. The pod stays in its steady state with

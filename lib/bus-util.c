@@ -85,15 +85,6 @@ static int manager_call_reply(sd_bus *bus, const char *method, sd_bus_message **
         return r < 0 ? r : 0;
 }
 
-static int manager_call_with_reply(sd_bus *bus, const char *method, sd_bus_message **ret_reply, Error **err,
-                                   const char *types, ...) {
-        va_list ap;
-        va_start(ap, types);
-        int r = manager_call_reply(bus, method, ret_reply, err, types, ap);
-        va_end(ap);
-        return r;
-}
-
 static int manager_call(sd_bus *bus, const char *method, Error **err, const char *types, ...) {
         va_list ap;
         va_start(ap, types);
@@ -124,6 +115,11 @@ int bus_manager_reload(sd_bus *bus, Error **err) {
         return r;
 }
 
+int bus_unit_reset_failed(sd_bus *bus, const char *unit, Error **err) {
+        int r = manager_call(bus, "ResetFailedUnit", err, "s", unit);
+        return r < 0 ? error_prefix(err, "%s", unit) : 0;
+}
+
 int bus_unit_kill(sd_bus *bus, const char *unit, const char *who, int signo, Error **err) {
         int r = manager_call(bus, "KillUnit", err, "ssi", unit, who, (int32_t) signo);
         return r < 0 ? error_prefix(err, "%s", unit) : 0;
@@ -140,7 +136,12 @@ static int on_job_removed(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
         return 0;
 }
 
-int bus_job_start(sd_bus *bus, const char *method, const char *unit, const char *mode, BusJob *ret, Error **err) {
+int bus_manager_new_call(sd_bus *bus, const char *method, sd_bus_message **ret, Error **err) {
+        int r = sd_bus_message_new_method_call(bus, ret, SYSTEMD_DEST, SYSTEMD_PATH, MANAGER_IFACE, method);
+        return r < 0 ? error_sys(err, r, "%s", method) : 0;
+}
+
+int bus_job_start_call(sd_bus *bus, sd_bus_message *call, const char *unit, BusJob *ret, Error **err) {
         /* The match refers to *ret, which therefore must not move until
          * bus_job_done(). It comes first: a job can end before the reply. */
         *ret = (BusJob) { .bus = sd_bus_ref(bus), .unit = strdup(unit) };
@@ -152,16 +153,28 @@ int bus_job_start(sd_bus *bus, const char *method, const char *unit, const char 
                 bus_job_done(ret);
                 return error_sys(err, r, "%s", unit);
         }
+        const char *method = sd_bus_message_get_member(call), *path;
+        sd_bus_error e = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
-        const char *path;
-        r = manager_call_with_reply(bus, method, &reply, err, "ss", unit, mode);
-        if (r >= 0 && ((r = sd_bus_message_read(reply, "o", &path)) < 0 || !(ret->path = strdup(path))))
+        r = sd_bus_call(bus, call, 0, &e, &reply);
+        if (r < 0)
+                r = bus_error(err, r, &e, method);
+        else if ((r = sd_bus_message_read(reply, "o", &path)) < 0 || !(ret->path = strdup(path)))
                 r = error_sys(err, r < 0 ? r : -ENOMEM, "%s: %s", method, unit);
+        sd_bus_error_free(&e);
         if (r < 0) {
                 bus_job_done(ret);
                 return error_prefix(err, "%s", unit);
         }
         return 0;
+}
+
+int bus_job_start(sd_bus *bus, const char *method, const char *unit, const char *mode, BusJob *ret, Error **err) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r = bus_manager_new_call(bus, method, &m, err);
+        if (r >= 0 && (r = sd_bus_message_append(m, "ss", unit, mode)) < 0)
+                r = error_sys(err, r, "%s: %s", method, unit);
+        return r < 0 ? r : bus_job_start_call(bus, m, unit, ret, err);
 }
 
 void bus_job_done(BusJob *j) {
@@ -200,6 +213,11 @@ int bus_job_wait(BusJob *j, uint64_t timeout_usec, Error **err) {
                 if (streq(j->result, map[i].result))
                         return map[i].code == 0 ? 0 : error_set(err, map[i].code, "%s: job %s", j->unit, map[i].what);
         return error_set(err, -EPROTO, "%s: job ended with \"%s\"", j->unit, j->result);
+}
+
+char *bus_unit_path(const char *unit) {
+        char *path = NULL;
+        return sd_bus_path_encode(SYSTEMD_PATH "/unit", unit, &path) < 0 ? NULL : path;
 }
 
 int bus_unit_state(sd_bus *bus, const char *unit, UnitState *ret, Error **err) {

@@ -57,6 +57,11 @@ typedef struct BusJob {
 } BusJob;
 
 int bus_job_start(sd_bus *bus, const char *method, const char *unit, const char *mode, BusJob *ret, Error **err);
+/* The same for a call of the manager's that the caller built (from
+ * bus_manager_new_call()) and that returns the job's path:
+ * StartTransientUnit(). */
+int bus_manager_new_call(sd_bus *bus, const char *method, sd_bus_message **ret, Error **err);
+int bus_job_start_call(sd_bus *bus, sd_bus_message *call, const char *unit, BusJob *ret, Error **err);
 /* Waits at most timeout_usec (0: for ever) for the job to end and maps its
  * result: done or skipped 0; failed -EIO, timeout -ETIME, canceled
  * -ECANCELED, dependency -ENOLINK, anything else -EPROTO, each with a
@@ -64,6 +69,9 @@ int bus_job_start(sd_bus *bus, const char *method, const char *unit, const char 
  * and it can be waited for again. */
 int bus_job_wait(BusJob *j, uint64_t timeout_usec, Error **err);
 void bus_job_done(BusJob *j);
+
+/* Manager.ResetFailedUnit(). */
+int bus_unit_reset_failed(sd_bus *bus, const char *unit, Error **err);
 
 /* Manager.KillUnit(): signal to the unit's processes (who: "main", "all"). */
 int bus_unit_kill(sd_bus *bus, const char *unit, const char *who, int signo, Error **err);
@@ -77,3 +85,6 @@ typedef struct UnitState {
         uint64_t exited_usec;   /* realtime: its main process exited; 0: not yet */
 } UnitState;
 int bus_unit_state(sd_bus *bus, const char *unit, UnitState *ret, Error **err);
+
+/* The object path of unit (free() it). */
+char *bus_unit_path(const char *unit);

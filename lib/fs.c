@@ -104,6 +104,16 @@ int mkdir_p_in_root(int rootfd, const char *path, mode_t mode, bool follow_symli
         return TAKE_FD(cur);
 }
 
+int mkdir_owned_beneath(int dirfd, const char *path, mode_t mode, uid_t uid, gid_t gid) {
+        _cleanup_close_ int pathfd = mkdir_p_in_root(dirfd, path, mode, false);
+        if (pathfd < 0)
+                return pathfd;
+        _cleanup_close_ int fd = openat(pathfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0 || fchown(fd, uid, gid) < 0 || fchmod(fd, mode) < 0)
+                return -errno;
+        return 0;
+}
+
 int mkdir_p(const char *path, mode_t mode) {
         _cleanup_free_ char *p = strdup(path);
         if (!p)
@@ -420,8 +430,7 @@ int open_regular_in_root(int rootfd, const char *path, size_t max) {
         return pathfd < 0 ? pathfd : open_regular(pathfd, max);
 }
 
-/* The message of an open_regular_*() failure. */
-static int open_regular_error(Error **err, int r, const char *what, size_t max) {
+int open_regular_error(Error **err, int r, const char *what, size_t max) {
         if (r == -EBADMSG)
                 return error_set(err, r, "%s: not a regular file", what);
         if (r == -EFBIG)

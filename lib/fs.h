@@ -34,6 +34,10 @@ int rm_rf_beneath(int dirfd, const char *path);
  * be); without, meeting one is an error (-ELOOP). */
 int mkdir_p_in_root(int rootfd, const char *path, mode_t mode, bool follow_symlinks);
 
+/* mkdir_p_in_root() without following symlinks, then the last directory
+ * (existing or new) is given to uid:gid, with mode. */
+int mkdir_owned_beneath(int dirfd, const char *path, mode_t mode, uid_t uid, gid_t gid);
+
 /* mkdir -p on an ordinary path; existing directories are fine. */
 int mkdir_p(const char *path, mode_t mode);
 
@@ -65,6 +69,8 @@ void random_name(char *buf, size_t size, const char *prefix);
  * is larger than max bytes. */
 int open_regular_beneath(int dirfd, const char *path, size_t max);  /* open_beneath_no_symlinks() */
 int open_regular_in_root(int rootfd, const char *path, size_t max); /* open_in_root() */
+/* The message of their failure r, what naming the file. */
+int open_regular_error(Error **err, int r, const char *what, size_t max);
 
 /* Reads all of the regular file fd, at most max bytes (a file that grows
  * past it while being read is -EFBIG too); the result is NUL-terminated.

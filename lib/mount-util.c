@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <fcntl.h>
+#include <sched.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <sys/mount.h>
 #include <libmount.h>
 
@@ -244,36 +247,24 @@ int has_mounts_below(const char *path, Error **err) {
         return l.n > 0;
 }
 
-/* overlayfs splits its options at ',' and lowerdir at ':', and takes '\' as
- * the escape of both. */
-static char *overlay_escape(const char *path) {
-        char *s = malloc(strlen(path) * 2 + 1), *o = s;
-        if (!s)
-                return NULL;
-        for (const char *i = path; *i; i++) {
-                if (strchr("\\:,", *i))
-                        *o++ = '\\';
-                *o++ = *i;
-        }
-        *o = 0;
-        return s;
+/* An idmapped, read-only copy of the mount at path, attached at target. */
+static int mount_idmapped(const char *path, int userns_fd, const char *target, Error **err) {
+        _cleanup_close_ int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+        if (fd < 0)
+                return error_sys(err, -errno, "cannot clone the mount of %s", path);
+        struct mount_attr attr = { .attr_set = MOUNT_ATTR_IDMAP | MOUNT_ATTR_RDONLY, .userns_fd = (uint64_t) userns_fd };
+        if (mount_setattr(fd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+                return error_sys(err, -errno, "cannot idmap the mount of %s", path);
+        return mount_attach(fd, target, err);
 }
 
-int mount_overlay(const char *lower, const char *upper, const char *work, const char *target, Error **err) {
-        _cleanup_free_ char *l = overlay_escape(lower), *u = overlay_escape(upper), *w = overlay_escape(work), *opts = NULL;
-        if (!l || !u || !w || asprintf(&opts, "lowerdir=%s,upperdir=%s,workdir=%s", l, u, w) < 0)
-                return error_sys(err, -ENOMEM, "overlay at %s", target);
-        if (mount("overlay", target, "overlay", 0, opts) < 0)
-                return error_sys(err, -errno, "cannot mount an overlay of %s at %s", lower, target);
-        return 0;
-}
-
-int mount_overlay_detached(const char *lower, const char *upper, const char *work, int *ret_fd, Error **err) {
+/* The overlay of l with its lower layer at lower. */
+static int overlay_fd(const OverlayLayers *l, const char *lower, int *ret_fd, Error **err) {
         /* One option per fsconfig(2) call: only lowerdir's ':' needs escaping. */
-        _cleanup_free_ char *l = malloc(strlen(lower) * 2 + 1);
-        if (!l)
-                return error_sys(err, -ENOMEM, "overlay of %s", lower);
-        char *o = l;
+        _cleanup_free_ char *escaped = malloc(strlen(lower) * 2 + 1);
+        if (!escaped)
+                return error_sys(err, -ENOMEM, "overlay of %s", l->lower);
+        char *o = escaped;
         for (const char *i = lower; *i; i++) {
                 if (strchr("\\:", *i))
                         *o++ = '\\';
@@ -282,16 +273,43 @@ int mount_overlay_detached(const char *lower, const char *upper, const char *wor
         *o = 0;
         _cleanup_close_ int fs = fsopen("overlay", FSOPEN_CLOEXEC);
         if (fs < 0)
-                return error_sys(err, -errno, "overlay of %s: fsopen", lower);
-        if (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", l, 0) < 0 ||
-            fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", upper, 0) < 0 ||
-            fsconfig(fs, FSCONFIG_SET_STRING, "workdir", work, 0) < 0 ||
+                return error_sys(err, -errno, "overlay of %s: fsopen", l->lower);
+        if (fsconfig(fs, FSCONFIG_SET_STRING, "lowerdir", escaped, 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "upperdir", l->upper, 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "workdir", l->work, 0) < 0 ||
             fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-                return error_sys(err, -errno, "cannot create an overlay of %s (changes in %s)", lower, upper);
+                return error_sys(err, -errno, "cannot create an overlay of %s (changes in %s)", l->lower, l->upper);
         int fd = fsmount(fs, FSMOUNT_CLOEXEC, 0);
         if (fd < 0)
-                return error_sys(err, -errno, "cannot mount an overlay of %s", lower);
+                return error_sys(err, -errno, "cannot mount an overlay of %s", l->lower);
         *ret_fd = fd;
+        return 0;
+}
+
+int mount_overlay_detached(const OverlayLayers *l, int *ret_fd, Error **err) {
+        if (l->userns_fd < 0)
+                return overlay_fd(l, l->lower, ret_fd, err);
+        int r = mount_idmapped(l->lower, l->userns_fd, l->lower_mountpoint, err);
+        if (r < 0)
+                return r;
+        r = overlay_fd(l, l->lower_mountpoint, ret_fd, err);
+        /* The overlay holds its layers on its own: the idmapped mount's
+         * place is needed no longer. */
+        (void) umount2(l->lower_mountpoint, MNT_DETACH | UMOUNT_NOFOLLOW);
+        return r;
+}
+
+int mount_namespace_unshare(Error **err) {
+        if (unshare(CLONE_NEWNS) < 0)
+                return error_sys(err, -errno, "cannot create a mount namespace");
+        if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
+                return error_sys(err, -errno, "cannot make the mount namespace a slave");
+        return 0;
+}
+
+int mount_attach(int fd, const char *target, Error **err) {
+        if (move_mount(fd, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                return error_sys(err, -errno, "cannot mount at %s", target);
         return 0;
 }
 

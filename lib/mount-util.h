@@ -23,16 +23,35 @@ int umount_below(const char *path, UmountStats *ret, Error **err);
 /* Whether anything is mounted at or below path (canonical, absolute). */
 int has_mounts_below(const char *path, Error **err);
 
-/* Mounts an overlay at target: lower read-only, changes in upper, work as
- * overlayfs's scratch directory (on upper's file system). Paths may contain
- * any character; they are escaped for overlayfs's option parser. */
-int mount_overlay(const char *lower, const char *upper, const char *work, const char *target, Error **err);
+/* The layers of an overlay: lower read-only, changes in upper, work as
+ * overlayfs's scratch directory (on upper's file system). */
+typedef struct OverlayLayers {
+        const char *lower;
+        const char *upper;
+        const char *work;
+        /* >= 0: the lower layer is seen through an idmapped mount of this
+         * user namespace (its host id N shown as the namespace's N), which
+         * is attached at lower_mountpoint, an empty directory of ours, only
+         * while the overlay is made (overlayfs takes layers by path before
+         * Linux 6.13): the caller must be in a mount namespace of its own. */
+        int userns_fd;
+        const char *lower_mountpoint;
+} OverlayLayers;
 
-/* The same overlay, made with the new mount API and not attached anywhere:
- * *ret_fd is the mount, for move_mount(2) into another mount namespace (a
- * running pod's: a mount made on the host after the pod started does not
- * propagate into it). */
-int mount_overlay_detached(const char *lower, const char *upper, const char *work, int *ret_fd, Error **err);
+/* Makes the overlay with the new mount API, attached nowhere: *ret_fd is
+ * the mount, for move_mount(2) to its place, in this mount namespace or
+ * another (a running pod's: a mount made on the host after the pod started
+ * does not propagate into it). */
+int mount_overlay_detached(const OverlayLayers *l, int *ret_fd, Error **err);
+
+/* Attaches the detached mount fd at target. */
+int mount_attach(int fd, const char *target, Error **err);
+
+/* Moves this process to a mount namespace of its own, a slave of the one
+ * it was in: the host's mounts still propagate in, its own never out.
+ * Directories opened before belong to the old namespace's mounts: paths
+ * from them would not see the new ones. */
+int mount_namespace_unshare(Error **err);
 
 /* Binds source (a directory or file) at target, not recursively: mounts
  * below source are not carried along. read_only makes the bind read-only. */

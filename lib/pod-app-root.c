@@ -15,13 +15,15 @@ void app_root_layers_done(AppRootLayers *l) {
         free(l->lower);
         free(l->upper);
         free(l->work);
+        free(l->lower_mountpoint);
         *l = (AppRootLayers) {};
 }
 
 int app_root_layers(const char *pod, const char *data, const PodApp *app, AppRootLayers *ret, Error **err) {
         _cleanup_(app_root_layers_done) AppRootLayers l = { .lower = image_tree_rootfs_path(data, app->image_id) };
         if (!l.lower || asprintf(&l.upper, "%s/" POD_APP_DIR "/%s/upper", pod, app->name) < 0 ||
-            asprintf(&l.work, "%s/" POD_APP_DIR "/%s/work", pod, app->name) < 0)
+            asprintf(&l.work, "%s/" POD_APP_DIR "/%s/work", pod, app->name) < 0 ||
+            asprintf(&l.lower_mountpoint, "%s/" POD_APP_DIR "/%s/lower", pod, app->name) < 0)
                 return error_sys(err, -ENOMEM, "app %s", app->name);
         if (access(l.lower, F_OK) < 0)
                 return error_sys(err, -errno, "app %s: the tree of image %s (%s)", app->name, app->image_id, l.lower);
@@ -67,13 +69,34 @@ static int move_into(void *userdata) {
         return move_mount(a->mount_fd, "", fd, "", MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH) < 0 ? -errno : 0;
 }
 
-int pod_app_root_mount(const PodProcess *p, const char *pod, const char *data, const PodApp *app, Error **err) {
+int app_root_make(const AppRootLayers *l, int userns_fd, int *ret_fd, Error **err) {
+        OverlayLayers o = {
+                .lower = l->lower, .upper = l->upper, .work = l->work,
+                .userns_fd = userns_fd, .lower_mountpoint = l->lower_mountpoint,
+        };
+        return mount_overlay_detached(&o, ret_fd, err);
+}
+
+int pod_app_root_mount(const PodProcess *p, const char *pod, const char *data, const PodApp *app, bool userns,
+                       Error **err) {
         _cleanup_(app_root_layers_done) AppRootLayers l = {};
-        _cleanup_close_ int mount_fd = -1;
-        char target[sizeof(POD_APPS_DIR) + 80];
+        _cleanup_close_ int mount_fd = -1, userns_fd = -1;
+        char target[sizeof(POD_APPS_DIR) + 80], path[64];
         snprintf(target, sizeof(target), POD_APPS_DIR "/%s/rootfs", app->name);
         int r = app_root_layers(pod, data, app, &l, err);
-        if (r < 0 || (r = mount_overlay_detached(l.lower, l.upper, l.work, &mount_fd, err)) < 0)
+        if (r < 0)
+                return error_prefix(err, "app %s", app->name);
+        if (userns) {
+                /* The pod's own user namespace maps the tree as the pod's
+                 * ids; the idmapped mount is attached for a moment, in a
+                 * mount namespace of ours. */
+                snprintf(path, sizeof(path), "/proc/%d/ns/user", (int) p->leader);
+                if ((userns_fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+                        return error_sys(err, -errno, "app %s: the pod's user namespace", app->name);
+                if ((r = mount_namespace_unshare(err)) < 0)
+                        return error_prefix(err, "app %s", app->name);
+        }
+        if ((r = app_root_make(&l, userns_fd, &mount_fd, err)) < 0)
                 return error_prefix(err, "app %s", app->name);
         r = in_mount_namespace(p->leader, move_into, &(MoveArgs) { mount_fd, target + 1 });
         return r < 0 ? error_sys(err, r, "app %s: cannot mount its root at %s in the pod", app->name, target) : 0;

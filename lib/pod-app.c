@@ -14,7 +14,7 @@
 #include "pod-manifest.h"
 #include "pod-prepare.h"
 #include "pod-process.h"
-#include "pod-userdb.h"
+#include "pod-userns.h"
 #include "time-util.h"
 
 /* apps/NAME/deleting: podapp rm is removing the app (or crashed doing so). */
@@ -235,6 +235,9 @@ int pod_app_add(PodStore *ps, Pod *p, ImageStore *is, const AppArgs *a, Error **
 
         char created[32];
         format_timestamp(now_usec(), created);
+        PodUserns u;
+        if ((r = pod_userns_from_manifest(ap.manifest, &u, err)) < 0)
+                return error_prefix(err, "pod %s", p->uuid);
         if ((r = pod_manifest_add_app_from_args(is, ap.manifest, a, created, err)) < 0)
                 return r;
         const PodApp *app = pod_manifest_find_app(ap.manifest, a->name);
@@ -242,23 +245,15 @@ int pod_app_add(PodStore *ps, Pod *p, ImageStore *is, const AppArgs *a, Error **
         /* What is there of an app not in the manifest was left by a crashed
          * add or rm: it goes first. */
         if ((r = remove_app_resources(&ap, app->name, err)) < 0 ||
-            (r = pod_render_app(p->fd, is, app, err)) < 0 ||
-            (r = pod_app_root_mount(&ap.proc, ap.path, ps->root, app, err)) < 0) {
+            (r = pod_render_app(p->fd, is, app, pod_userns_root(&u), err)) < 0 ||
+            (r = pod_app_root_mount(&ap.proc, ap.path, ps->root, app, u.enabled, err)) < 0) {
                 _cleanup_error_ Error *ignored = NULL;
                 (void) remove_app_resources(&ap, app->name, &ignored);
                 return explain_exit(&ap, error_prefix(err, "pod %s", p->uuid), err);
         }
-
-        /* The pod's systemd needs a passwd entry for every id an app runs
-         * as (pod-userdb.h); the pod's root is its PID 1's. */
-        char root[64];
-        snprintf(root, sizeof(root), "/proc/%d/root", (int) ap.proc.leader);
-        _cleanup_close_ int root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (root_fd < 0)
-                r = error_sys(err, -errno, "%s", root);
-        else
-                r = pod_userdb_add_apps(root_fd, ap.manifest, err);
-        if (r < 0 || (r = write_manifest(&ap, err)) < 0) {
+        /* The pod's generator adds the app's ids to the pod's passwd on
+         * the reload (pod-userdb.h). */
+        if ((r = write_manifest(&ap, err)) < 0) {
                 _cleanup_error_ Error *ignored = NULL;
                 (void) remove_app_resources(&ap, a->name, &ignored);
                 return explain_exit(&ap, error_prefix(err, "pod %s: app %s", p->uuid, a->name), err);

@@ -1,19 +1,27 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
+#include <grp.h>
 #include <sched.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 
 #include "bus-util.h"
 #include "pod-bus.h"
 
-/* In the child: connects to path and sends the socket over sock. */
-static int connect_and_send(int sock, const char *path) {
+/* In the child: connects to path and sends the socket over sock. With
+ * userns_fd >= 0 it connects as root of that user namespace (the pod's):
+ * its systemd takes private connections from its own root only, and the
+ * host's root is nobody there. */
+static int connect_and_send(int sock, const char *path, int userns_fd) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         if (strlen(path) >= sizeof(sa.sun_path))
                 return -ENAMETOOLONG;
         strcpy(sa.sun_path, path);
+        if (userns_fd >= 0 && (setns(userns_fd, CLONE_NEWUSER) < 0 || setgroups(0, NULL) < 0 ||
+                               setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
+                return -errno;
         int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
                 return -errno;
@@ -44,14 +52,37 @@ static int receive_fd(int sock, int *ret) {
         return 0;
 }
 
-/* The connected socket, made by a child in leader's pid namespace. */
+/* The inode of a namespace of pid ("self" for ours). */
+static int ns_ino(const char *pid, const char *type, ino_t *ret) {
+        char path[64];
+        struct stat st;
+        snprintf(path, sizeof(path), "/proc/%s/ns/%s", pid, type);
+        if (stat(path, &st) < 0)
+                return -errno;
+        *ret = st.st_ino;
+        return 0;
+}
+
+/* The connected socket, made by a child in leader's pid namespace (and
+ * user namespace, when it has one of its own). */
 static int connect_in_pid_namespace(pid_t leader, const char *path, int *ret) {
-        char ns_path[64];
+        char ns_path[64], leader_s[16];
         snprintf(ns_path, sizeof(ns_path), "/proc/%d/ns/pid", (int) leader);
+        snprintf(leader_s, sizeof(leader_s), "%d", (int) leader);
         _cleanup_close_ int ns = open(ns_path, O_RDONLY | O_CLOEXEC);
         _cleanup_close_ int own = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
         if (ns < 0 || own < 0)
                 return -errno;
+        ino_t own_userns = 0, pod_userns = 0;
+        int r = ns_ino("self", "user", &own_userns);
+        if (r < 0 || (r = ns_ino(leader_s, "user", &pod_userns)) < 0)
+                return r;
+        _cleanup_close_ int userns = -1;
+        if (own_userns != pod_userns) {
+                snprintf(ns_path, sizeof(ns_path), "/proc/%d/ns/user", (int) leader);
+                if ((userns = open(ns_path, O_RDONLY | O_CLOEXEC)) < 0)
+                        return -errno;
+        }
         int pair[2];
         if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair) < 0)
                 return -errno;
@@ -61,9 +92,9 @@ static int connect_in_pid_namespace(pid_t leader, const char *path, int *ret) {
         if (setns(ns, CLONE_NEWPID) < 0)
                 return -errno;
         pid_t child = fork();
-        int r = child < 0 ? -errno : 0;
+        r = child < 0 ? -errno : 0;
         if (child == 0)
-                _exit(-connect_and_send(theirs, path) & 0xff);
+                _exit(-connect_and_send(theirs, path, userns) & 0xff);
         if (setns(own, CLONE_NEWPID) < 0)
                 abort(); /* our pid namespace for children cannot be lost silently */
         if (r < 0)

@@ -7,6 +7,7 @@
 #include "digest.h"
 #include "fs.h"
 #include "pod-prepare.h"
+#include "pod-userns.h"
 #include "stage1.h"
 #include "strv.h"
 #include "time-util.h"
@@ -165,8 +166,9 @@ static int ensure_tree(ImageStore *is, const PodApp *app, Error **err) {
 
 /* What the generator will check in the pod (the program, the user and
  * group, the isolators), checked now against the image's tree, so that an
- * app that cannot start is refused before a pod exists. */
-static int check_app(ImageStore *is, const PodManifest *m, size_t i, Error **err) {
+ * app that cannot start is refused before a pod exists. In a pod with a
+ * user namespace, an app's ids must be of it. */
+static int check_app(ImageStore *is, const PodManifest *m, size_t i, bool userns, Error **err) {
         const PodApp *app = &m->apps[i];
         int r = ensure_tree(is, app, err);
         if (r < 0)
@@ -175,7 +177,13 @@ static int check_app(ImageStore *is, const PodManifest *m, size_t i, Error **err
         _cleanup_close_ int fd = rootfs ? open(rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
         if (fd < 0)
                 return error_sys(err, rootfs ? -errno : -ENOMEM, "app %s: %s", app->name, strempty(rootfs));
-        if (app_check_in_root(m, i, fd, err) < 0) {
+        _cleanup_app_unit_ AppUnit *u = NULL;
+        r = app_unit_resolve(m, i, fd, &u, err);
+        if (r >= 0 && userns && (u->uid >= POD_USERNS_SIZE || u->gid >= POD_USERNS_SIZE))
+                r = error_set(err, -EINVAL, "it runs as user %u, group %u: outside the pod's user namespace (ids 0 to "
+                              "%u; or prepare it with --private-users=no)",
+                              (unsigned) u->uid, (unsigned) u->gid, POD_USERNS_SIZE - 1);
+        if (r < 0) {
                 /* A request that cannot run: the command line's fault. */
                 if (err && *err)
                         (*err)->code = -EINVAL;
@@ -210,15 +218,20 @@ int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **re
                 if ((r = add_app(m, is, &args->apps[i], NULL, err)) < 0)
                         return r;
         for (size_t i = 0; i < m->n_apps; i++)
-                if ((r = check_app(is, m, i, err)) < 0)
+                if ((r = check_app(is, m, i, !args->no_private_users, err)) < 0)
                         return r;
+        /* The range itself is claimed once the pod exists (pod_prepare). */
+        if (args->no_private_users && (r = pod_manifest_set_annotation(m, POD_ANNOTATION_PRIVATE_USERS, "no", err)) < 0)
+                return r;
         *ret = TAKE_PTR(m);
         return 0;
 }
 
 int pod_manifest_add_app_from_args(ImageStore *is, PodManifest *m, const AppArgs *a, const char *created, Error **err) {
-        int r = add_app(m, is, a, created, err);
-        if (r < 0 || (r = check_app(is, m, m->n_apps - 1, err)) >= 0)
+        PodUserns u;
+        int r = pod_userns_from_manifest(m, &u, err);
+        if (r < 0 || (r = add_app(m, is, a, created, err)) < 0 ||
+            (r = check_app(is, m, m->n_apps - 1, u.enabled, err)) >= 0)
                 return r;
         /* Refused: the manifest must be as it was. */
         _cleanup_error_ Error *ignored = NULL;
@@ -226,24 +239,24 @@ int pod_manifest_add_app_from_args(ImageStore *is, PodManifest *m, const AppArgs
         return r;
 }
 
-int pod_create_app_dirs(int pod_fd, const char *app, Error **err) {
-        static const char *const dirs[][2] = {
-                { POD_APP_DIR "/", "/upper" },
-                { POD_APP_DIR "/", "/work" },
-        };
+int pod_create_app_dirs(int pod_fd, const char *app, uid_t root_uid, Error **err) {
+        static const char *const dirs[] = { "upper", "work", "lower" };
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
                 char path[128];
-                snprintf(path, sizeof(path), "%s%s%s", dirs[i][0], app, dirs[i][1]);
-                _cleanup_close_ int fd = mkdir_p_in_root(pod_fd, path, 0755, false);
-                if (fd < 0)
-                        return error_sys(err, fd, "app %s: cannot create %s", app, path);
+                snprintf(path, sizeof(path), POD_APP_DIR "/%s/%s", app, dirs[i]);
+                /* The upper layer is the root of the app's tree: its owner
+                 * and mode are the root directory's, the pod's root's. */
+                uid_t owner = streq(dirs[i], "upper") ? root_uid : 0;
+                int r = mkdir_owned_beneath(pod_fd, path, 0755, owner, owner);
+                if (r < 0)
+                        return error_sys(err, r, "app %s: cannot create %s", app, path);
         }
         return 0;
 }
 
-int pod_render_app(int pod_fd, ImageStore *is, const PodApp *app, Error **err) {
+int pod_render_app(int pod_fd, ImageStore *is, const PodApp *app, uid_t root_uid, Error **err) {
         int r = ensure_tree(is, app, err);
-        return r < 0 ? r : pod_create_app_dirs(pod_fd, app->name, err);
+        return r < 0 ? r : pod_create_app_dirs(pod_fd, app->name, root_uid, err);
 }
 
 int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target, Pod **ret, Error **err) {
@@ -255,11 +268,14 @@ int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target
         _cleanup_pod_ Pod *p = NULL;
         if ((r = pod_create(ps, &p, err)) < 0)
                 return r;
-        if ((r = pod_manifest_write_at(p->fd, "pod", m, err)) < 0 ||
-            (r = stage1_render(p->fd, err)) < 0)
+        PodUserns u = {};
+        if ((!args->no_private_users && (r = pod_userns_claim(ps->root, p->uuid, m, err)) < 0) ||
+            (r = pod_userns_from_manifest(m, &u, err)) < 0 ||
+            (r = pod_manifest_write_at(p->fd, "pod", m, err)) < 0 ||
+            (r = stage1_render(p->fd, pod_userns_root(&u), err)) < 0)
                 return error_prefix(err, "pod %s", p->uuid);
         for (size_t i = 0; i < m->n_apps; i++)
-                if ((r = pod_render_app(p->fd, is, &m->apps[i], err)) < 0)
+                if ((r = pod_render_app(p->fd, is, &m->apps[i], pod_userns_root(&u), err)) < 0)
                         return error_prefix(err, "pod %s", p->uuid);
         if ((r = pod_finish_prepare(ps, p, target, err)) < 0)
                 return r;

@@ -15,9 +15,9 @@
  * environment, user, group, working directory), with the flags on top. */
 int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **ret, Error **err);
 
-/* Adds the app of a (podapp add) to m, checked as prepare checks it, with
- * the annotation sdpod/created when created is given; a refused app leaves
- * m unchanged. */
+/* Adds the app of a (podapp add) to m, checked as prepare checks it (ids
+ * within the pod's user namespace, when m has one), with the annotation
+ * sdpod/created when created is given; a refused app leaves m unchanged. */
 int pod_manifest_add_app_from_args(ImageStore *is, PodManifest *m, const AppArgs *a, const char *created, Error **err);
 
 /* Prepares a pod. Everything that can be checked before the pod exists is
@@ -32,12 +32,14 @@ int pod_manifest_add_app_from_args(ImageStore *is, PodManifest *m, const AppArgs
 int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target, Pod **ret, Error **err);
 
 /* Renders one app's root into a pod directory: makes sure the image's tree
- * exists, and creates the app's overlay directories (apps/NAME/upper and
- * work). The app's root is an overlay of the shared tree, mounted at
- * /opt/stage2/NAME/rootfs in the pod when it runs (pod-run.h). */
-int pod_render_app(int pod_fd, ImageStore *is, const PodApp *app, Error **err);
+ * exists, and creates the app's overlay directories (apps/NAME/upper, owned
+ * by root_uid, the host's id of the pod's root; work; and lower, where the
+ * idmapped tree is attached while the overlay is made). The app's root is
+ * an overlay of the shared tree, mounted at /opt/stage2/NAME/rootfs in the
+ * pod when it runs (pod-run.h). */
+int pod_render_app(int pod_fd, ImageStore *is, const PodApp *app, uid_t root_uid, Error **err);
 /* The directories of pod_render_app(), without the tree. */
-int pod_create_app_dirs(int pod_fd, const char *app, Error **err);
+int pod_create_app_dirs(int pod_fd, const char *app, uid_t root_uid, Error **err);
 
 /* A pod name (--name): 1 to 64 of [A-Za-z0-9.-], not starting with '-'
  * or '.'; it becomes the pod's machine name. */

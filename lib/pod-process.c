@@ -1,14 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
-#include <grp.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
-#include <sys/wait.h>
 
 #include "fs.h"
 #include "pod-process.h"
@@ -131,94 +128,6 @@ int pod_unit_pid(const PodProcess *p, const char *unit, pid_t *ret) {
                 return -ESRCH;
         *ret = best;
         return 0;
-}
-
-int pod_enter_process(pid_t target, char *const *cmd, char *const *envp, const EnterIdentity *as, int *ret_status,
-                      Error **err) {
-        static const struct { const char *name; int type; } namespaces[] = {
-                { "cgroup", CLONE_NEWCGROUP }, { "ipc", CLONE_NEWIPC }, { "uts", CLONE_NEWUTS },
-                { "net", CLONE_NEWNET }, { "pid", CLONE_NEWPID }, { "mnt", CLONE_NEWNS },
-        };
-        int fds[ELEMENTSOF(namespaces)];
-        char path[64];
-        int r = 0;
-        snprintf(path, sizeof(path), "/proc/%d/root", (int) target);
-        _cleanup_close_ int root = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (root < 0)
-                return error_sys(err, -errno, "process %d: its root", (int) target);
-        for (size_t i = 0; i < ELEMENTSOF(namespaces); i++) {
-                snprintf(path, sizeof(path), "/proc/%d/ns/%s", (int) target, namespaces[i].name);
-                fds[i] = open(path, O_RDONLY | O_CLOEXEC);
-                if (fds[i] < 0 && !r)
-                        r = error_sys(err, -errno, "process %d: %s namespace", (int) target, namespaces[i].name);
-        }
-        if (r < 0)
-                goto out;
-
-        /* Like system(3): the command gets the terminal's signals, we wait. */
-        struct sigaction ign = { .sa_handler = SIG_IGN }, old_int, old_quit;
-        sigaction(SIGINT, &ign, &old_int);
-        sigaction(SIGQUIT, &ign, &old_quit);
-        pid_t pid = fork();
-        if (pid == 0) {
-                sigaction(SIGINT, &old_int, NULL);
-                sigaction(SIGQUIT, &old_quit, NULL);
-                /* Entering the pid namespace affects our children only:
-                 * fork once more so the command is inside it. */
-                for (size_t i = 0; i < ELEMENTSOF(namespaces); i++)
-                        if (setns(fds[i], namespaces[i].type) < 0) {
-                                fprintf(stderr, "cannot enter the %s namespace of process %d: %m\n", namespaces[i].name, (int) target);
-                                _exit(125);
-                        }
-                if (fchdir(root) < 0 || chroot(".") < 0 || chdir("/") < 0) {
-                        fprintf(stderr, "cannot enter the root of process %d: %m\n", (int) target);
-                        _exit(125);
-                }
-                if (as && (setgroups(0, NULL) < 0 || setresgid(as->gid, as->gid, as->gid) < 0 ||
-                           setresuid(as->uid, as->uid, as->uid) < 0)) {
-                        fprintf(stderr, "cannot become user %u, group %u: %m\n", (unsigned) as->uid, (unsigned) as->gid);
-                        _exit(125);
-                }
-                if (as && as->working_directory && chdir(as->working_directory) < 0) {
-                        fprintf(stderr, "cannot change to the working directory %s: %m\n", as->working_directory);
-                        _exit(125);
-                }
-                pid_t child = fork();
-                if (child == 0) {
-                        /* execvp searches the PATH of environ, which is
-                         * the pod's from here on. */
-                        environ = (char **) envp;
-                        execvp(cmd[0], cmd);
-                        fprintf(stderr, "%s: %m\n", cmd[0]);
-                        _exit(errno == ENOENT ? 127 : 126);
-                }
-                int st;
-                if (child < 0)
-                        _exit(125);
-                while (waitpid(child, &st, 0) < 0)
-                        if (errno != EINTR)
-                                _exit(125);
-                _exit(WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
-        }
-        if (pid < 0)
-                r = error_sys(err, -errno, "cannot fork");
-        else {
-                int st;
-                while (waitpid(pid, &st, 0) < 0)
-                        if (errno != EINTR) {
-                                r = error_sys(err, -errno, "waitpid");
-                                break;
-                        }
-                if (r == 0)
-                        *ret_status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        }
-        sigaction(SIGINT, &old_int, NULL);
-        sigaction(SIGQUIT, &old_quit, NULL);
-out:
-        for (size_t i = 0; i < ELEMENTSOF(namespaces); i++)
-                if (fds[i] >= 0)
-                        close(fds[i]);
-        return r;
 }
 
 /* Whether pid is the init of a pid namespace below ours: "NSpid: 4528 1". */

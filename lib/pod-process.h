@@ -33,21 +33,6 @@ bool pod_leader_alive(const PodProcess *p);
  * ("app@web.service"): the unit's main process. -ESRCH when it runs none. */
 int pod_unit_pid(const PodProcess *p, const char *unit, pid_t *ret);
 
-/* Who a command entered into a pod runs as: NULL for root in "/". */
-typedef struct EnterIdentity {
-        uid_t uid;
-        gid_t gid;                      /* the only group: supplementary groups are dropped */
-        const char *working_directory;  /* in the target's root */
-} EnterIdentity;
-
-/* Runs cmd with envp in the namespaces and root of the process target (the
- * pod's PID 1 or an app's process): mount, UTS, IPC, network, cgroup and
- * pid namespaces, its root, as as says, and waits for it.
- * Returns its exit status (128 + N when killed by signal N). While it
- * runs, SIGINT and SIGQUIT are the command's, as with system(3). */
-int pod_enter_process(pid_t target, char *const *cmd, char *const *envp, const EnterIdentity *as, int *ret_status,
-                      Error **err);
-
 /* Kills what is left of a pod whose systemd-nspawn is gone (killed with
  * SIGKILL, say): nspawn does not take the pod's PID 1 with it. That PID 1 is
  * found as the init of a pid namespace whose environment carries

@@ -21,7 +21,9 @@
 #include "pod-app-root.h"
 #include "pod-journal.h"
 #include "pod-run.h"
-#include "pod-userdb.h"
+#include "pod-cgroup.h"
+#include "pod-info.h"
+#include "pod-userns.h"
 #include "stage1.h"
 #include "strv.h"
 
@@ -53,13 +55,13 @@ void nspawn_host_detect(NspawnHost *ret) {
         /* Without a host systemd there is no bus to register on or to ask
          * for a scope: nspawn must stay where it is. */
         if (sd_booted() <= 0) {
-                *ret = (NspawnHost) { .keep_unit = true, .register_machine = false };
+                *ret = (NspawnHost) { .keep_unit = true, .register_machine = false, .systemd = false };
                 return;
         }
         _cleanup_free_ char *unit = NULL;
         bool in_service = sd_pid_get_unit(0, &unit) >= 0 && strlen(unit) > 8 &&
                           streq(unit + strlen(unit) - 8, ".service");
-        *ret = (NspawnHost) { .keep_unit = in_service, .register_machine = machined_reachable() };
+        *ret = (NspawnHost) { .keep_unit = in_service, .register_machine = machined_reachable(), .systemd = true };
 }
 
 static char *path_join3(const char *a, const char *b, const char *c) {
@@ -67,47 +69,73 @@ static char *path_join3(const char *a, const char *b, const char *c) {
         return asprintf(&s, "%s/%s%s%s", a, b, c ? "/" : "", strempty(c)) < 0 ? NULL : s;
 }
 
+/* What the run entrypoint mounts with: the pod directory, its user
+ * namespace (userns_fd -1 without one) and the host's owner of what is
+ * root's in the pod. */
+typedef struct RunContext {
+        const char *pod;        /* the pod directory's path */
+        const char *data;       /* the data directory's */
+        int pod_fd;             /* opened in the private mount namespace */
+        const PodManifest *manifest;
+        PodUserns userns;
+        int userns_fd;
+} RunContext;
+
+/* Creates dir (below the pod directory, never through a symlink) for what
+ * is root's in the pod, with mode. */
+static int make_pod_owned_dir(const RunContext *c, const char *dir, mode_t mode, uid_t uid, gid_t gid, Error **err) {
+        uid_t root = pod_userns_root(&c->userns);
+        int r = mkdir_owned_beneath(c->pod_fd, dir, mode, root + uid, root + gid);
+        return r < 0 ? error_sys(err, r, "cannot create %s/ for the pod", dir) : 0;
+}
+
+/* Mounts an overlay at target (below the pod directory). */
+static int mount_layers(const RunContext *c, const AppRootLayers *l, const char *target, Error **err) {
+        _cleanup_close_ int fd = -1;
+        int r = app_root_make(l, c->userns_fd, &fd, err);
+        return r < 0 ? r : mount_attach(fd, target, err);
+}
+
 /* Mounts the app's root: its image's tree below, its own changes above. */
-static int mount_app(const char *pod, const char *data, int rootfs_fd, const PodApp *app, Error **err) {
+static int mount_app(const RunContext *c, int rootfs_fd, const PodApp *app, Error **err) {
         char rel[128];
         snprintf(rel, sizeof(rel), "%s/%s/rootfs", POD_APPS_DIR + 1, app->name);
         _cleanup_close_ int fd = mkdir_p_in_root(rootfs_fd, rel, 0755, false);
         if (fd < 0)
                 return error_sys(err, fd, "app %s: cannot create /%s in the pod", app->name, rel);
         _cleanup_(app_root_layers_done) AppRootLayers l = {};
-        _cleanup_free_ char *target = path_join3(pod, "stage1/rootfs", rel);
+        _cleanup_free_ char *target = path_join3(c->pod, "stage1/rootfs", rel);
         if (!target)
                 return error_sys(err, -ENOMEM, "app %s", app->name);
-        if (app_root_layers(pod, data, app, &l, err) < 0 || mount_overlay(l.lower, l.upper, l.work, target, err) < 0)
+        if (app_root_layers(c->pod, c->data, app, &l, err) < 0 || mount_layers(c, &l, target, err) < 0)
                 return error_prefix(err, "app %s", app->name);
         return 0;
 }
 
 /* A volume at /sdpod/volumes/NAME: an empty one is the pod directory's
- * volumes/NAME, already there through the /sdpod bind; a host one is bound
- * over it. */
-static int mount_volume(const char *pod, int pod_fd, const PodVolume *v, Error **err) {
+ * volumes/NAME, owned by the pod (as the manifest says); a host one is
+ * bound over it, as it is: the operator chose it. */
+static int mount_volume(const RunContext *c, const PodVolume *v, Error **err) {
         char rel[128];
         snprintf(rel, sizeof(rel), "volumes/%s", v->name);
         struct stat st = { .st_mode = S_IFDIR };
         if (v->kind == POD_VOLUME_HOST && stat(v->source, &st) < 0)
                 return error_sys(err, -errno, "volume %s: source %s", v->name, v->source);
-        _cleanup_close_ int dir = mkdir_p_in_root(pod_fd, "volumes", 0755, false);
-        if (dir < 0)
-                return error_sys(err, dir, "volume %s: cannot create volumes/", v->name);
-        if (S_ISDIR(st.st_mode)) {
-                if (mkdirat(pod_fd, rel, v->kind == POD_VOLUME_EMPTY ? v->mode : 0755) < 0 && errno != EEXIST)
-                        return error_sys(err, -errno, "volume %s: cannot create %s", v->name, rel);
-                if (v->kind == POD_VOLUME_EMPTY && fchownat(pod_fd, rel, v->uid, v->gid, AT_SYMLINK_NOFOLLOW) < 0)
-                        return error_sys(err, -errno, "volume %s: cannot chown %s", v->name, rel);
-        } else {
-                _cleanup_close_ int f = openat(pod_fd, rel, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
-                if (f < 0)
-                        return error_sys(err, -errno, "volume %s: cannot create %s", v->name, rel);
+        if (v->kind == POD_VOLUME_EMPTY) {
+                if (c->userns.enabled && (v->uid >= POD_USERNS_SIZE || v->gid >= POD_USERNS_SIZE))
+                        return error_set(err, -EINVAL, "volume %s: owner %u:%u is outside the pod's user namespace "
+                                         "(ids 0 to %u)", v->name, v->uid, v->gid, POD_USERNS_SIZE - 1);
+                return make_pod_owned_dir(c, rel, v->mode, v->uid, v->gid, err) < 0 ? error_prefix(err, "volume %s", v->name) : 0;
         }
-        if (v->kind != POD_VOLUME_HOST)
-                return 0;
-        _cleanup_free_ char *target = path_join3(pod, "stage1/rootfs/sdpod", rel);
+        if (S_ISDIR(st.st_mode)) {
+                if (mkdirat(c->pod_fd, rel, 0755) < 0 && errno != EEXIST)
+                        return error_sys(err, -errno, "volume %s: cannot create %s", v->name, rel);
+        } else {
+                _cleanup_close_ int f = open_beneath_no_symlinks(c->pod_fd, rel, O_WRONLY | O_CREAT | O_NOFOLLOW, 0644);
+                if (f < 0)
+                        return error_sys(err, f, "volume %s: cannot create %s", v->name, rel);
+        }
+        _cleanup_free_ char *target = path_join3(c->pod, "stage1/rootfs/sdpod", rel);
         if (!target)
                 return error_sys(err, -ENOMEM, "volume %s", v->name);
         return mount_bind(v->source, target, v->read_only, err) < 0 ? error_prefix(err, "volume %s", v->name) : 0;
@@ -138,71 +166,89 @@ static int private_nspawn_propagate_dir(Error **err) {
         return 0;
 }
 
-/* Mounts made from here on live in this namespace only; the host's still
- * propagate in (slave), ours never out. Directories opened before belong to
- * the old namespace's mounts: paths from them would not see the new ones. */
+/* Mounts made from here on live in this namespace only (mount-util.h). */
 static int enter_private_mount_namespace(Error **err) {
-        if (unshare(CLONE_NEWNS) < 0)
-                return error_sys(err, -errno, "cannot create a mount namespace");
-        if (mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0)
-                return error_sys(err, -errno, "cannot make the mount namespace a slave");
-        return private_nspawn_propagate_dir(err);
+        int r = mount_namespace_unshare(err);
+        return r < 0 ? r : private_nspawn_propagate_dir(err);
 }
 
-/* The pod's journald writes below /var/log/journal, which is the pod
- * directory's journal/: kept after the pod has exited (pod-journal.h). */
-static int mount_journal(const char *pod, int pod_fd, Error **err) {
-        if (mkdirat(pod_fd, POD_JOURNAL_DIR, 0755) < 0 && errno != EEXIST)
-                return error_sys(err, -errno, "cannot create %s/", POD_JOURNAL_DIR);
-        _cleanup_free_ char *source = path_join3(pod, POD_JOURNAL_DIR, NULL),
-                           *target = path_join3(pod, "stage1/rootfs/var/log/journal", NULL);
+/* Binds POD/dir at stage1/rootfs/in_pod, writable or not. */
+static int bind_pod_dir(const RunContext *c, const char *dir, const char *in_pod, bool read_only, Error **err) {
+        _cleanup_free_ char *source = path_join3(c->pod, dir, NULL), *target = path_join3(c->pod, "stage1/rootfs", in_pod);
         if (!source || !target)
-                return error_sys(err, -ENOMEM, "journal");
-        return mount_bind(source, target, false, err);
+                return error_sys(err, -ENOMEM, "%s", dir);
+        return mount_bind(source, target, read_only, err);
 }
 
-/* pod_fd must have been opened in the private mount namespace. */
-static int mount_pod(const char *pod, int pod_fd, const PodManifest *m, Error **err) {
-        _cleanup_free_ char *image = NULL;
-        int r = stage1_image_of(pod_fd, &image, err);
-        if (r < 0)
-                return r;
-        if (!image)
-                return error_set(err, -EBADMSG, "stage1/manifest names no stage1 image (%s)", STAGE1_ANNOTATION_IMAGE);
-        char data_buf[PATH_MAX];
-        snprintf(data_buf, sizeof(data_buf), "%s", pod);
-        /* DATA/pods/run/UUID */
-        const char *data = dirname(dirname(dirname(data_buf)));
-
-        _cleanup_free_ char *lower = path_join3(image, "rootfs", NULL), *rootfs = path_join3(pod, "stage1/rootfs", NULL),
-                           *upper = path_join3(pod, "stage1/upper", NULL), *work = path_join3(pod, "stage1/work", NULL),
-                           *sdpod = path_join3(pod, "stage1/rootfs/sdpod", NULL);
-        if (!lower || !rootfs || !upper || !work || !sdpod)
-                return error_sys(err, -ENOMEM, "stage1");
-        if ((r = mount_overlay(lower, upper, work, rootfs, err)) < 0)
-                return error_prefix(err, "stage1");
-        _cleanup_close_ int rootfs_fd = open_beneath_no_symlinks(pod_fd, "stage1/rootfs", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
-        if (rootfs_fd < 0)
-                return error_sys(err, rootfs_fd, "stage1/rootfs");
-        for (size_t i = 0; i < m->n_apps; i++)
-                if ((r = mount_app(pod, data, rootfs_fd, &m->apps[i], err)) < 0)
-                        return r;
-        if ((r = pod_userdb_add_apps(rootfs_fd, m, err)) < 0)
-                return r;
-
-        if (mkdirat(pod_fd, "status", 0755) < 0 && errno != EEXIST)
-                return error_sys(err, -errno, "cannot create status/");
-        if ((r = mount_journal(pod, pod_fd, err)) < 0)
+/* What the pod sees of its directory (sdpod-stage1(7), sdpod-security(7)):
+ *
+ *   /sdpod                  the pod directory, read-only: its manifest at
+ *                           /sdpod/pod (the directory, not the file: seen
+ *                           anew after each atomic rewrite), and the stop
+ *                           requests at /sdpod/apps/NAME/stop-requested
+ *   /sdpod/status           writable: the reapers record exit statuses
+ *   /sdpod/volumes          writable: the empty volumes; host ones over
+ *                           their names
+ *   /var/log/journal        writable: the pod directory's journal/
+ *
+ * Nothing else of it can be written from the pod: not the stage1 manifest,
+ * which names what the host executes (the stop and gc entrypoints), nor
+ * the apps' directories that podapp creates and removes on the host. With
+ * a user namespace these mounts are locked (the pod's root cannot make
+ * them writable or take them away: mount_namespaces(7)). */
+static int mount_pod_dir(const RunContext *c, int rootfs_fd, Error **err) {
+        /* The pod's root, an "other" to the host's, reaches its manifest. */
+        if (fchmod(c->pod_fd, 0711) < 0)
+                return error_sys(err, -errno, "cannot make the pod directory reachable");
+        int r;
+        if ((r = make_pod_owned_dir(c, POD_APP_STATUS_DIR, 0755, 0, 0, err)) < 0 ||
+            (r = make_pod_owned_dir(c, POD_JOURNAL_DIR, 0755, 0, 0, err)) < 0 ||
+            (r = bind_pod_dir(c, POD_JOURNAL_DIR, "var/log/journal", false, err)) < 0)
                 return r;
         _cleanup_close_ int fd = mkdir_p_in_root(rootfs_fd, "sdpod", 0755, false);
         if (fd < 0)
                 return error_sys(err, fd, "cannot create /sdpod in the pod");
-        if ((r = mount_bind(pod, sdpod, false, err)) < 0)
+        if ((r = bind_pod_dir(c, ".", "sdpod", true, err)) < 0 ||
+            (r = bind_pod_dir(c, POD_APP_STATUS_DIR, "sdpod/" POD_APP_STATUS_DIR, false, err)) < 0)
                 return r;
-        for (size_t i = 0; i < m->n_volumes; i++)
-                if ((r = mount_volume(pod, pod_fd, &m->volumes[i], err)) < 0)
+        if (c->manifest->n_volumes == 0)
+                return 0;
+        if (mkdirat(c->pod_fd, "volumes", 0755) < 0 && errno != EEXIST)
+                return error_sys(err, -errno, "cannot create volumes/");
+        if ((r = bind_pod_dir(c, "volumes", "sdpod/volumes", false, err)) < 0)
+                return r;
+        for (size_t i = 0; i < c->manifest->n_volumes; i++)
+                if ((r = mount_volume(c, &c->manifest->volumes[i], err)) < 0)
                         return r;
         return 0;
+}
+
+static int mount_pod(const RunContext *c, Error **err) {
+        _cleanup_free_ char *image = NULL;
+        int r = stage1_image_of(c->pod_fd, &image, err);
+        if (r < 0)
+                return r;
+        _cleanup_free_ char *rootfs = path_join3(c->pod, "stage1/rootfs", NULL);
+        AppRootLayers l = {
+                .lower = path_join3(image, "rootfs", NULL),
+                .upper = path_join3(c->pod, "stage1/upper", NULL),
+                .work = path_join3(c->pod, "stage1/work", NULL),
+                .lower_mountpoint = path_join3(c->pod, "stage1/lower", NULL),
+        };
+        if (!rootfs || !l.lower || !l.upper || !l.work || !l.lower_mountpoint)
+                r = error_sys(err, -ENOMEM, "stage1");
+        else if ((r = mount_layers(c, &l, rootfs, err)) < 0)
+                error_prefix(err, "stage1");
+        app_root_layers_done(&l);
+        if (r < 0)
+                return r;
+        _cleanup_close_ int rootfs_fd = open_beneath_no_symlinks(c->pod_fd, "stage1/rootfs", O_PATH | O_DIRECTORY, 0);
+        if (rootfs_fd < 0)
+                return error_sys(err, rootfs_fd, "stage1/rootfs");
+        for (size_t i = 0; i < c->manifest->n_apps; i++)
+                if ((r = mount_app(c, rootfs_fd, &c->manifest->apps[i], err)) < 0)
+                        return r;
+        return mount_pod_dir(c, rootfs_fd, err);
 }
 
 /* "sdpod-UUID", or the pod's --name. */
@@ -222,21 +268,42 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         _cleanup_close_ int pod_fd = open(pod, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (pod_fd < 0)
                 return error_sys(err, -errno, "pod %s: %s", uuid, pod);
+        char data[PATH_MAX];
+        snprintf(data, sizeof(data), "%s", pod);
         _cleanup_pod_manifest_ PodManifest *m = NULL;
+        RunContext c = { .pod = pod, .data = dirname(dirname(dirname(data))), /* DATA/pods/run/UUID */
+                         .pod_fd = pod_fd, .userns_fd = -1 };
         if ((r = pod_manifest_read_at(pod_fd, "pod", "pod manifest", &m, err)) < 0 ||
-            (r = mount_pod(pod, pod_fd, m, err)) < 0 || (r = write_pid_file(pod_fd, lock_fd, err)) < 0)
+            (r = pod_userns_from_manifest(m, &c.userns, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
+        c.manifest = m;
+        _cleanup_close_ int userns_fd = c.userns.enabled ? userns_fd_new(c.userns.base, err) : -1;
+        if (c.userns.enabled && userns_fd < 0)
+                return error_prefix(err, "pod %s", uuid);
+        c.userns_fd = userns_fd;
+        if ((r = mount_pod(&c, err)) < 0 || (r = write_pid_file(pod_fd, lock_fd, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
 
         NspawnHost host;
         nspawn_host_detect(&host);
+        /* Without a host systemd, the pod gets a cgroup of its own, which
+         * nspawn hands to its user namespace; under one, its scope or
+         * pod@.service's delegated cgroup. */
+        if (!host.systemd && (r = pod_cgroup_enter(uuid, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
         _cleanup_free_ char *machine = machine_name(m, uuid);
-        _cleanup_free_ char *dir = NULL, *machine_arg = NULL, *uuid_arg = NULL;
+        _cleanup_free_ char *dir = NULL, *machine_arg = NULL, *uuid_arg = NULL, *users_arg = NULL;
         if (!machine || asprintf(&dir, "--directory=%s/stage1/rootfs", pod) < 0 ||
-            asprintf(&machine_arg, "--machine=%s", machine) < 0 || asprintf(&uuid_arg, "--uuid=%s", uuid) < 0)
+            asprintf(&machine_arg, "--machine=%s", machine) < 0 || asprintf(&uuid_arg, "--uuid=%s", uuid) < 0 ||
+            (c.userns.enabled ? asprintf(&users_arg, "--private-users=%u:%u", (unsigned) c.userns.base, POD_USERNS_SIZE)
+                              : asprintf(&users_arg, "--private-users=no")) < 0)
                 return error_sys(err, -ENOMEM, "pod %s", uuid);
         char *argv[] = {
                 "systemd-nspawn", "--quiet", "--boot", dir, machine_arg, uuid_arg,
                 "--notify-ready=yes", "--link-journal=no", "--timezone=off", "--console=read-only",
+                users_arg,
+                /* The overlays' ownership is set up already: never chown. */
+                "--private-users-ownership=off",
                 host.register_machine ? "--register=yes" : "--register=no",
                 host.keep_unit ? "--keep-unit" : NULL,
                 NULL,

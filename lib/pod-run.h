@@ -10,14 +10,18 @@
  *   stage1/rootfs/opt/stage2/NAME/rootfs
  *                                   overlay of the app's image tree
  *   stage1/rootfs/sdpod             the pod directory itself (not its
- *                                   mounts): the manifest at /sdpod/pod,
- *                                   seen anew after each atomic rewrite, and
- *                                   the exit statuses at /sdpod/status/NAME
+ *                                   mounts), read-only: the manifest at
+ *                                   /sdpod/pod, seen anew after each atomic
+ *                                   rewrite
+ *   stage1/rootfs/sdpod/status      writable: the exit statuses, NAME each
  *   stage1/rootfs/sdpod/volumes/NAME
  *                                   each volume: host ones bound in, empty
  *                                   ones the pod directory's volumes/NAME
+ *   stage1/rootfs/var/log/journal   the pod directory's journal/
  *
- * and then executes systemd-nspawn --boot on stage1/rootfs, which inherits
+ * With a user namespace (pod-userns.h), the overlays' lower layers are
+ * idmapped to the pod's range and what the pod writes is owned by it.
+ * Then it executes systemd-nspawn --boot on stage1/rootfs, which inherits
  * the pod lock (lock_fd) and holds it until the pod has exited. */
 
 #include <stdbool.h>
@@ -36,5 +40,6 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err);
 typedef struct NspawnHost {
         bool keep_unit;         /* run in the caller's unit (a service) */
         bool register_machine;  /* systemd-machined is reachable */
+        bool systemd;           /* the host runs systemd */
 } NspawnHost;
 void nspawn_host_detect(NspawnHost *ret);

@@ -22,6 +22,7 @@ void pod_units_done(PodUnits *u) {
                 free(u->files[i].link_target);
         }
         free(u->files);
+        free(u->ids);
         strv_free(u->errors);
         *u = (PodUnits) {};
 }
@@ -59,38 +60,16 @@ static int add_error(PodUnits *u, const char *msg) {
         return strv_push(&u->errors, msg);
 }
 
-/* The manifest, opened inside the pod's root (a symlink there cannot lead
- * out of it), read whole and parsed. */
+/* The manifest, read inside the pod's root (a symlink there cannot lead
+ * out of it), whole and bounded, and parsed. */
 static int read_manifest(int pod_rootfd, PodManifest **ret, Error **err) {
-        _cleanup_close_ int fd = open_in_root(pod_rootfd, POD_MANIFEST_PATH, O_RDONLY | O_NOCTTY, 0);
-        if (fd < 0)
-                return error_sys(err, fd, "%s", MANIFEST_WHAT);
         _cleanup_free_ char *data = NULL;
-        size_t size = 0, cap = 0;
-        for (;;) {
-                if (size + 4096 > cap) {
-                        if (cap > MANIFEST_SIZE_MAX)
-                                return error_set(err, -EFBIG, "%s: larger than %u bytes", MANIFEST_WHAT,
-                                                 MANIFEST_SIZE_MAX);
-                        cap = cap ? cap * 2 : 65536;
-                        char *d = realloc(data, cap + 1);
-                        if (!d)
-                                return error_sys(err, -ENOMEM, "%s", MANIFEST_WHAT);
-                        data = d;
-                }
-                ssize_t k = read(fd, data + size, cap - size);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0)
-                        return error_sys(err, -errno, "%s", MANIFEST_WHAT);
-                if (k == 0)
-                        break;
-                size += (size_t) k;
-        }
-        if (size > MANIFEST_SIZE_MAX)
-                return error_set(err, -EFBIG, "%s: larger than %u bytes", MANIFEST_WHAT, MANIFEST_SIZE_MAX);
-        data[size] = 0;
-        return pod_manifest_parse(data, size, MANIFEST_WHAT, ret, err);
+        size_t size = 0;
+        _cleanup_close_ int fd = open_regular_in_root(pod_rootfd, POD_MANIFEST_PATH, MANIFEST_SIZE_MAX);
+        if (fd < 0)
+                return open_regular_error(err, fd, MANIFEST_WHAT, MANIFEST_SIZE_MAX);
+        int r = read_fd(fd, MANIFEST_WHAT, MANIFEST_SIZE_MAX, &data, &size, err);
+        return r < 0 ? r : pod_manifest_parse(data, size, MANIFEST_WHAT, ret, err);
 }
 
 /* The pod cannot start: one unit that fails it with the reason. */
@@ -127,8 +106,19 @@ static int build_app(PodUnits *u, const PodManifest *m, size_t index, int pod_ro
                 if ((r = add_error(u, msg)) < 0 ||
                     (r = app_unit_render_failure(app, app_unit_exit_code(err ? err->code : r), msg, graph, &text)) < 0)
                         return r;
-        } else if ((r = app_unit_render(au, graph, &text)) < 0)
-                return r;
+        } else {
+                UnitIds *ids = reallocarray(u->ids, u->n_ids + 1, sizeof(UnitIds));
+                if (!ids)
+                        return -ENOMEM;
+                u->ids = ids;
+                u->ids[u->n_ids++] = (UnitIds) { au->uid, au->gid };
+                if ((r = exec_unit_dropin_render(au, APP_EXEC_AS_APP, &text)) < 0 ||
+                    (r = add_file(u, text, NULL, APP_EXEC_DROPIN_FORMAT, app->name)) < 0 ||
+                    (r = exec_unit_dropin_render(au, APP_EXEC_AS_ROOT, &text)) < 0 ||
+                    (r = add_file(u, text, NULL, APP_ENTER_DROPIN_FORMAT, app->name)) < 0 ||
+                    (r = app_unit_render(au, graph, &text)) < 0)
+                        return r;
+        }
         if ((r = add_file(u, text, NULL, APP_UNIT_FORMAT, app->name)) < 0)
                 return r;
 

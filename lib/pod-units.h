@@ -10,6 +10,7 @@
  * and each such reason is also returned for the log. */
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "macro.h"
 
@@ -19,9 +20,18 @@ typedef struct UnitFile {
         char *link_target;      /* a relative symlink's target */
 } UnitFile;
 
+/* A user and group an app runs as: the pod's /etc needs them
+ * (pod-userdb.h). */
+typedef struct UnitIds {
+        uid_t uid;
+        gid_t gid;
+} UnitIds;
+
 typedef struct PodUnits {
         UnitFile *files;
         size_t n_files;
+        UnitIds *ids;           /* one per app that can run */
+        size_t n_ids;
         char **errors;          /* what went wrong, one message each, for the log */
 } PodUnits;
 

@@ -2,7 +2,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 
-#include "app-unit.h"
+#include "rootfs-lookup.h"
 #include "fs.h"
 #include "pod-userdb.h"
 
@@ -22,8 +22,10 @@ static bool has_id(const char *data, uint32_t id) {
 static int add_line(int etc_fd, const char *file, uint32_t id, const char *line, Error **err) {
         _cleanup_free_ char *data = NULL, *next = NULL;
         size_t size = 0;
-        if (faccessat(etc_fd, file, F_OK, AT_SYMLINK_NOFOLLOW) == 0 &&
-            read_file_at(etc_fd, file, 16 << 20, &data, &size, err) < 0)
+        int r = read_file_at(etc_fd, file, ROOTFS_DB_MAX, &data, &size, err);
+        if (r == -ENOENT && err && *err)
+                error_free(TAKE_PTR(*err));
+        else if (r < 0)
                 return error_prefix(err, "/etc/%s of the pod", file);
         if (data && has_id(data, id))
                 return 0;
@@ -46,24 +48,4 @@ int pod_userdb_add(int rootfd, uid_t uid, gid_t gid, Error **err) {
                 return r;
         snprintf(line, sizeof(line), "sdpod-g%" PRIu32 ":x:%" PRIu32 ":", (uint32_t) gid, (uint32_t) gid);
         return add_line(etc, "group", gid, line, err);
-}
-
-int pod_userdb_add_apps(int rootfd, const PodManifest *m, Error **err) {
-        for (size_t i = 0; i < m->n_apps; i++) {
-                char path[128];
-                snprintf(path, sizeof(path), "opt/stage2/%s/rootfs", m->apps[i].name);
-                _cleanup_close_ int app_root = open_in_root(rootfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-                if (app_root < 0)
-                        return error_sys(err, app_root, "app %s: /%s", m->apps[i].name, path);
-                _cleanup_app_unit_ AppUnit *u = NULL;
-                Error *e = NULL;
-                if (app_unit_resolve(m, i, app_root, &u, &e) < 0) {
-                        error_free(e);
-                        continue;
-                }
-                int r = pod_userdb_add(rootfd, u->uid, u->gid, err);
-                if (r < 0)
-                        return error_prefix(err, "app %s", m->apps[i].name);
-        }
-        return 0;
 }

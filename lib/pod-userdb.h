@@ -7,18 +7,15 @@
  * the ids of their images. So the stage1's /etc gets an entry for each id an
  * app runs as: "sdpod-u1000:x:1000:1000::/:/usr/sbin/nologin" and
  * "sdpod-g1000:x:1000:". The names are sdpod's, since images may give one id
- * different names (the app's own /etc/passwd is untouched). */
+ * different names (the app's own /etc/passwd is untouched).
+ *
+ * sdpod-generator adds them, inside the pod, as the pod's root: the host
+ * never writes into a pod's root file system, which the pod controls. */
 
 #include <sys/types.h>
 
 #include "error.h"
-#include "pod-manifest.h"
 
 /* Adds the entries that uid and gid lack to ROOT/etc/passwd and
  * ROOT/etc/group, replacing each file atomically; rootfd is the pod's root. */
 int pod_userdb_add(int rootfd, uid_t uid, gid_t gid, Error **err);
-
-/* The same for every app of m whose user and group resolve in its root,
- * ROOT/opt/stage2/NAME/rootfs. An app whose do not is left to the
- * generator, which fails it with the reason. */
-int pod_userdb_add_apps(int rootfd, const PodManifest *m, Error **err);

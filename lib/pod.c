@@ -11,6 +11,8 @@
 
 #include "fs.h"
 #include "mount-util.h"
+#include "pod-manifest.h"
+#include "pod-userns.h"
 #include "pod.h"
 #include "stage1.h"
 #include "time-util.h"
@@ -540,6 +542,12 @@ static int pod_destroy(PodStore *s, Pod *p, Error **err) {
         _cleanup_free_ char *path = pod_path(s, p);
         if (!path)
                 return error_sys(err, -ENOMEM, "pod %s", p->uuid);
+        /* Its range of ids is given back once the pod is gone. */
+        _cleanup_pod_manifest_ PodManifest *m = NULL;
+        PodUserns userns = {};
+        if (pod_manifest_read_at(p->fd, "pod", "pod manifest", &m, NULL) < 0 ||
+            pod_userns_from_manifest(m, &userns, NULL) < 0)
+                userns = (PodUserns) {}; /* the claim is stale, gc releases it */
         Error *gc_err = NULL;
         int r = stage1_run(p->fd, p->uuid, STAGE1_ENTRYPOINT_GC, NULL, &gc_err);
         if (r == -EOPNOTSUPP)
@@ -553,6 +561,7 @@ static int pod_destroy(PodStore *s, Pod *p, Error **err) {
                 return error_prefix(err, "pod %s", p->uuid);
         if ((r = rm_rf_at(s->dir_fds[p->dir], p->uuid)) < 0)
                 return error_sys(err, r, "cannot delete %s", path);
+        pod_userns_release(s->root, p->uuid, &userns);
         return 0;
 }
 
@@ -744,6 +753,11 @@ static int gc_sweep_one(PodStore *s, PodDir d, const char *name, void *userdata)
         return 0;
 }
 
+static bool pod_exists(const char *uuid, void *userdata) {
+        _cleanup_pod_ Pod *p = NULL;
+        return pod_find(userdata, uuid, &p) != -ENOENT;
+}
+
 int pod_gc(PodStore *s, const PodGcOptions *o, PodGcStats *ret, Error **err) {
         PodGcStats stats = {};
         GcContext c = { .options = o, .stats = &stats, .now = now_usec() };
@@ -760,6 +774,9 @@ int pod_gc(PodStore *s, const PodGcOptions *o, PodGcStats *ret, Error **err) {
                 for (size_t i = 0; i < ELEMENTSOF(sweep_order); i++)
                         if ((r = pod_dir_foreach(s, sweep_order[i], gc_sweep_one, &c)) < 0)
                                 return error_sys(err, r, "cannot read %s/pods/%s", s->root, pod_dir_names[sweep_order[i]]);
+                _cleanup_error_ Error *e = NULL;
+                if (pod_userns_release_stale(s->root, pod_exists, s, &e) < 0)
+                        warn("%s, ignoring", e->msg);
         }
         if (ret)
                 *ret = stats;

@@ -41,7 +41,7 @@ static int manifest_annotation(struct json_object *m, const char *name, const ch
         return 0;
 }
 
-int stage1_render(int pod_fd, Error **err) {
+int stage1_render(int pod_fd, uid_t root_uid, Error **err) {
         const char *image = stage1_image_dir();
         char abs[PATH_MAX];
         if (!realpath(image, abs))
@@ -65,64 +65,62 @@ int stage1_render(int pod_fd, Error **err) {
             json_add_string(a, "name", STAGE1_ANNOTATION_IMAGE) < 0 || json_add_string(a, "value", abs) < 0)
                 return error_sys(err, -ENOMEM, "stage1 manifest");
 
-        static const char *const dirs[] = { "stage1/rootfs", "stage1/upper", "stage1/work" };
+        static const char *const dirs[] = { "stage1/rootfs", "stage1/upper", "stage1/work", "stage1/lower" };
         for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
-                _cleanup_close_ int fd = mkdir_p_in_root(pod_fd, dirs[i], 0755, false);
-                if (fd < 0)
-                        return error_sys(err, fd, "cannot create %s", dirs[i]);
+                /* The upper layer is the root directory of the pod. */
+                uid_t owner = streq(dirs[i], "stage1/upper") ? root_uid : 0;
+                int k = mkdir_owned_beneath(pod_fd, dirs[i], 0755, owner, owner);
+                if (k < 0)
+                        return error_sys(err, k, "cannot create %s", dirs[i]);
         }
         const char *text = json_to_text(m, true);
         return write_file_atomic_at(pod_fd, "stage1/manifest", text, strlen(text), 0644, err);
 }
 
-/* The pod's stage1 manifest; NULL when it has none. */
-static int pod_stage1_manifest(int pod_fd, struct json_object **ret, Error **err) {
-        *ret = NULL;
-        if (faccessat(pod_fd, "stage1/manifest", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT)
-                return 0;
-        return read_manifest_at(pod_fd, "stage1/manifest", "stage1/manifest", ret, err);
-}
-
 int stage1_image_of(int pod_fd, char **ret, Error **err) {
         _cleanup_json_ struct json_object *m = NULL;
         const char *image = NULL;
-        int r = pod_stage1_manifest(pod_fd, &m, err);
-        if (r < 0 || (m && (r = manifest_annotation(m, STAGE1_ANNOTATION_IMAGE, "stage1/manifest", &image, err)) < 0))
+        int r = read_manifest_at(pod_fd, "stage1/manifest", "stage1/manifest", &m, err);
+        if (r < 0 || (r = manifest_annotation(m, STAGE1_ANNOTATION_IMAGE, "stage1/manifest", &image, err)) < 0)
                 return r;
-        if (image && image[0] != '/')
-                return error_set(err, -EBADMSG, "stage1/manifest: %s: \"%s\" is not an absolute path", STAGE1_ANNOTATION_IMAGE, image);
-        *ret = NULL;
-        return image && !(*ret = strdup(image)) ? error_sys(err, -ENOMEM, "stage1/manifest") : 0;
+        char q[VALUE_QUOTED_MAX];
+        if (!image)
+                return error_set(err, -EBADMSG, "stage1/manifest names no stage1 image (%s)", STAGE1_ANNOTATION_IMAGE);
+        if (image[0] != '/')
+                return error_set(err, -EBADMSG, "stage1/manifest: %s: %s is not an absolute path",
+                                 STAGE1_ANNOTATION_IMAGE, value_quote(image, q));
+        return (*ret = strdup(image)) ? 0 : error_sys(err, -ENOMEM, "stage1/manifest");
 }
 
-/* Opens the program of entrypoint name for execution (O_PATH), or -EOPNOTSUPP
- * when the pod's stage1 names none. ret_path is the annotation's value. */
+/* Opens the program of entrypoint name for execution (O_PATH), or
+ * -EOPNOTSUPP when the image names none. ret_path is its path in the
+ * image. The pod's stage1/manifest only tells which image: the entrypoint
+ * is the one the image's own manifest names, inside the image's rootfs. */
 static int open_entrypoint(int pod_fd, const char *name, char **ret_path, Error **err) {
-        _cleanup_json_ struct json_object *m = NULL;
-        const char *entry = NULL, *image = NULL;
-        int r = pod_stage1_manifest(pod_fd, &m, err);
-        if (r < 0 || (m && ((r = manifest_annotation(m, name, "stage1/manifest", &entry, err)) < 0 ||
-                            (r = manifest_annotation(m, STAGE1_ANNOTATION_IMAGE, "stage1/manifest", &image, err)) < 0)))
+        _cleanup_free_ char *image = NULL;
+        int r = stage1_image_of(pod_fd, &image, err);
+        if (r < 0)
                 return r;
+        _cleanup_close_ int image_fd = open(image, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (image_fd < 0)
+                return error_sys(err, -errno, "stage1 image %s", image);
+        _cleanup_json_ struct json_object *m = NULL;
+        const char *entry = NULL;
+        char q[VALUE_QUOTED_MAX];
+        if ((r = read_manifest_at(image_fd, "manifest", "stage1 image manifest", &m, err)) < 0 ||
+            (r = manifest_annotation(m, name, "stage1 image manifest", &entry, err)) < 0)
+                return error_prefix(err, "stage1 image %s", image);
         if (!entry)
                 return -EOPNOTSUPP;
         if (entry[0] != '/')
-                return error_set(err, -EBADMSG, "stage1/manifest: entrypoint %s: \"%s\" is not an absolute path", name, entry);
-        if (image && image[0] != '/')
-                return error_set(err, -EBADMSG, "stage1/manifest: %s: \"%s\" is not an absolute path", STAGE1_ANNOTATION_IMAGE, image);
-
-        /* The image's rootfs, or the pod's own stage1 when it names no
-         * image. */
-        _cleanup_free_ char *image_rootfs = NULL;
-        if (image && asprintf(&image_rootfs, "%s/rootfs", image) < 0)
-                return error_sys(err, -ENOMEM, "stage1");
-        _cleanup_close_ int rootfs = image_rootfs ? RET_NERRNO(open(image_rootfs, O_PATH | O_DIRECTORY | O_CLOEXEC))
-                : open_beneath_no_symlinks(pod_fd, "stage1/rootfs", O_PATH | O_DIRECTORY | O_CLOEXEC, 0);
+                return error_set(err, -EBADMSG, "stage1 image %s: entrypoint %s: %s is not an absolute path", image,
+                                 name, value_quote(entry, q));
+        _cleanup_close_ int rootfs = open_beneath_no_symlinks(image_fd, "rootfs", O_PATH | O_DIRECTORY, 0);
         if (rootfs < 0)
-                return error_sys(err, rootfs, "stage1 %s", image_rootfs ? image_rootfs : "stage1/rootfs");
+                return error_sys(err, rootfs, "stage1 image %s: rootfs", image);
         /* Symlinks inside the stage1 resolve within it, as they would in
          * the pod. */
-        int exe = open_in_root(rootfs, entry, O_PATH | O_CLOEXEC, 0);
+        int exe = open_in_root(rootfs, entry, O_PATH, 0);
         if (exe < 0)
                 return error_sys(err, exe, "stage1 %s entrypoint %s", name + strlen("sdpod/stage1/"), entry);
         if (!(*ret_path = strdup(entry))) {

@@ -10,14 +10,19 @@
  *              prepared with
  *   rootfs/    the pod's root: while the pod runs, an overlay of the image's
  *              rootfs with upper/ and work/
- *   upper/     what the pod changed in its root (its journal, for one)
+ *   upper/     what the pod changed in its root (owned by the pod's root)
  *   work/      overlayfs's scratch directory
+ *   lower/     where the image's rootfs is attached, idmapped, while the
+ *              overlay is made (pod-userns.h)
  *
  * The stage1 image is a directory holding manifest and rootfs/, built by
  * stage1-rootfs/build-stage1 and shared read-only by every pod. Entrypoints
- * run on the host; their contract is sdpod-stage1(7). */
+ * run on the host, so they come from the image, named by the image's own
+ * manifest, never from anything the pod can write (its root, its stage1
+ * directory); their contract is sdpod-stage1(7). */
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "error.h"
 #include "pod.h"
@@ -33,18 +38,19 @@
 const char *stage1_image_dir(void);
 
 /* Renders the stage1 into a pod directory being prepared: its manifest
- * (the image's, naming the image) and the empty rootfs, upper and work
- * directories. The image must have a manifest and a rootfs directory. */
-int stage1_render(int pod_fd, Error **err);
+ * (the image's, naming the image) and the empty rootfs, upper (owned by
+ * root_uid, the host's id of the pod's root), work and lower directories.
+ * The image must have a manifest and a rootfs directory. */
+int stage1_render(int pod_fd, uid_t root_uid, Error **err);
 
-/* The image directory a pod's stage1 manifest names, or NULL (a pod whose
- * stage1 lives in its own stage1/rootfs). */
+/* The image directory a pod's stage1 manifest names (absolute); -EBADMSG
+ * when it names none. */
 int stage1_image_of(int pod_fd, char **ret, Error **err);
 
 /* Executes a pod's entrypoint name in place of this process: argv is the
  * entrypoint's path, the pod's UUID and then args; the working directory is
- * the pod directory. Returns only on failure; a pod whose stage1 has no such
- * entrypoint is -EOPNOTSUPP. */
+ * the pod directory. Returns only on failure; a pod whose stage1 image has
+ * no such entrypoint is -EOPNOTSUPP. */
 int stage1_exec(int pod_fd, const char *uuid, const char *name, char *const *args, Error **err);
 
 /* Hands a pod whose lock p holds, in run/, to its run entrypoint, which boots

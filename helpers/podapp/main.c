@@ -45,6 +45,7 @@ static int usage_error_from(const char *command, Error *err) {
 
 static const char sandbox_usage[] =
         "Usage: podapp sandbox [--name=NAME] [--volume=SPEC]... [--keep-on-app-failure]\n"
+        "                      [--private-users=yes|no]\n"
         "\n"
         "Prepares a mutable pod with no apps, starts it (as pod@UUID.service when\n"
         "the host runs systemd with sdpod installed, otherwise as a detached\n"
@@ -56,7 +57,9 @@ static const char sandbox_usage[] =
         "  --volume=SPEC          a volume the apps can mount, as for 'sdpod prepare':\n"
         "                         NAME,kind=host,source=PATH[,readOnly=true] or\n"
         "                         NAME,kind=empty\n"
-        "  --keep-on-app-failure  a failed app does not halt the pod\n";
+        "  --keep-on-app-failure  a failed app does not halt the pod\n"
+        "  --private-users=no     no user namespace: root in the pod is root on the\n"
+        "                         host (see sdpod-security(7))\n";
 
 static int verb_sandbox(int argc, char **argv) {
         static const struct option options[] = {
@@ -64,6 +67,7 @@ static int verb_sandbox(int argc, char **argv) {
                 { "name", required_argument, NULL, 'n' },
                 { "volume", required_argument, NULL, 'v' },
                 { "keep-on-app-failure", no_argument, NULL, 'k' },
+                { "private-users", required_argument, NULL, 'u' },
                 {},
         };
         /* Declared before the first goto: their cleanup runs at "out". */
@@ -99,6 +103,12 @@ static int verb_sandbox(int argc, char **argv) {
                 }
                 case 'k':
                         args.keep_on_app_failure = true;
+                        break;
+                case 'u':
+                        if (private_users_arg_parse(optarg, &args, &err) < 0) {
+                                status = usage_error_from(argv[0], err);
+                                goto out;
+                        }
                         break;
                 default:
                         fprintf(stderr, "Try '%s --help'.\n", argv[0]);

@@ -8,6 +8,7 @@
 #include "pod-info.h"
 #include "pod-journal.h"
 #include "pod-prepare.h"
+#include "pod-userns.h"
 #include "sdpod.h"
 #include "time-util.h"
 
@@ -42,6 +43,8 @@ static const char prepare_usage[] =
         "  --volume=NAME,kind=host,source=PATH[,readOnly=true]\n"
         "  --volume=NAME,kind=empty\n"
         "                          a volume apps can mount\n"
+        "  --private-users=no      no user namespace: root in the pod is root on the host\n"
+        "                          (default yes: its own range of ids; sdpod-security(7))\n"
         "App options (after its IMAGE, or before the first IMAGE for the first app):\n"
         "  --app=NAME              the app's name (default: from the image name)\n"
         "  --exec=PATH             run PATH instead of the image's entrypoint and command\n"
@@ -159,6 +162,12 @@ int verb_list(int argc, char **argv) {
         return EXIT_OK;
 }
 
+/* The pod's user namespace: "BASE:65536", or "no". */
+static const char *private_users_of(const PodManifest *m) {
+        const char *v = m ? pod_manifest_get_annotation(m, POD_ANNOTATION_PRIVATE_USERS) : NULL;
+        return v ?: "no";
+}
+
 static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) {
         const PodManifest *m = info->manifest;
         if (format == FORMAT_JSON) {
@@ -182,6 +191,7 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
                 }
                 if (json_object_object_add(o, "apps", TAKE_PTR(apps)) < 0 ||
                     cli_json_add_time(o, "exited", info->exited_usec) < 0 ||
+                    (m && json_add_string(o, "private_users", private_users_of(m)) < 0) ||
                     json_object_object_add(o, "manifest_error", info->manifest_error ? json_object_new_string(info->manifest_error) : NULL) < 0)
                         return cli_print_json(NULL);
                 return cli_print_json(o);
@@ -198,6 +208,8 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
                 printf("started=%s\n", ts);
         if (info->exited_usec && (format_timestamp(info->exited_usec, ts), true))
                 printf("exited=%s\n", ts);
+        if (m)
+                printf("private-users=%s\n", private_users_of(m));
         for (size_t i = 0; i < info->n_apps; i++)
                 printf("app-%s=%d\n", info->apps[i].name, info->apps[i].exit_status);
         if (info->manifest_error)
@@ -208,8 +220,9 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
 static const char status_usage[] =
         "Usage: sdpod status [--format=json] [--wait[=TIMEOUT]] UUID\n"
         "\n"
-        "Shows a pod's state, its creation, start and exit times and the exit\n"
-        "status of each app that has stopped, as KEY=VALUE lines (app-NAME=STATUS).\n"
+        "Shows a pod's state, its creation, start and exit times, its user namespace\n"
+        "(private-users=BASE:65536, or no) and the exit status of each app that has\n"
+        "stopped, as KEY=VALUE lines (app-NAME=STATUS).\n"
         "UUID may be shortened to a unique prefix.\n"
         "\n"
         "  --format=json     one JSON object (see sdpod(1))\n"

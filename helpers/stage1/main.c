@@ -15,13 +15,19 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <signal.h>
+#include <linux/close_range.h>
 #include <sys/syscall.h>
 
 #include "app-unit.h"
 #include "macro.h"
+#include "bus-util.h"
+#include "pod-bus.h"
+#include "pod-cgroup.h"
+#include "pod-exec.h"
 #include "pod-manifest.h"
 #include "pod-process.h"
 #include "pod-run.h"
+#include "rootfs-lookup.h"
 #include "strv.h"
 
 static int fail(Error *e) {
@@ -71,11 +77,26 @@ static int stop(const char *uuid, bool force) {
         return r < 0 ? fail(err) : 0;
 }
 
+/* The pod's systemd, and the app's main process (its host PID), which
+ * must run. */
+static int open_running_app(int pod_fd, const char *uuid, const PodApp *app, sd_bus **ret_bus, pid_t *ret_pid,
+                            Error **err) {
+        PodProcess p = { .nspawn_pidfd = -1 };
+        char unit[256];
+        snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app->name);
+        int r = pod_process_find(pod_fd, uuid, &p, err);
+        if (r >= 0 && pod_unit_pid(&p, unit, ret_pid) < 0)
+                r = error_set(err, -ESRCH, "pod %s: app %s is not running", uuid, app->name);
+        if (r >= 0)
+                r = pod_bus_open(p.leader, ret_bus, err);
+        pod_process_done(&p);
+        return r;
+}
+
 static int enter(const char *uuid, const char *app_name, bool as_app, char **cmd) {
         Error *err = NULL;
         _cleanup_close_ int pod_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_pod_manifest_ PodManifest *m = NULL;
-        PodProcess p = { .nspawn_pidfd = -1 };
         if (pod_fd < 0 || pod_manifest_read_at(pod_fd, "pod", "pod manifest", &m, &err) < 0)
                 return fail(err);
         const PodApp *app = app_name ? pod_manifest_find_app(m, app_name) : m->n_apps == 1 ? &m->apps[0] : NULL;
@@ -87,41 +108,63 @@ static int enter(const char *uuid, const char *app_name, bool as_app, char **cmd
                 fprintf(stderr, "enter: pod %s has several apps: choose one with --app=NAME\n", uuid);
                 return 2;
         }
-        if (pod_process_find(pod_fd, uuid, &p, &err) < 0)
-                return fail(err);
-        char unit[256];
-        snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app->name);
-        pid_t target;
-        if (pod_unit_pid(&p, unit, &target) < 0) {
-                pod_process_done(&p);
-                fprintf(stderr, "enter: pod %s: app %s is not running\n", uuid, app->name);
+        _cleanup_bus_ sd_bus *bus = NULL;
+        pid_t main_pid = 0;
+        int r = open_running_app(pod_fd, uuid, app, &bus, &main_pid, &err);
+        if (r == -ESRCH) {
+                fprintf(stderr, "enter: %s\n", err->msg);
+                error_free(err);
                 return 3;
         }
-        pod_process_done(&p);
-        /* The environment the app's unit gives it (the manifest's, with
-         * PATH and HOME when it has none), and the caller's TERM. */
+        if (r < 0)
+                return fail(err);
+
+        /* The program as execvp(3) in the app would find it, looked up in
+         * the app's root (a lookup of names, nothing of the pod's read),
+         * with the app's PATH, from its working directory or "/". */
+        char *shell[] = { "/bin/sh", NULL };
+        char **argv = cmd && cmd[0] ? cmd : shell;
+        const char *search = ROOTFS_DEFAULT_PATH;
+        for (size_t i = 0; i < app->n_environment; i++)
+                if (streq(app->environment[i].name, "PATH"))
+                        search = app->environment[i].value;
         char root[64];
-        snprintf(root, sizeof(root), "/proc/%d/root", (int) target);
-        _cleanup_close_ int root_fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (root_fd < 0) {
-                error_sys(&err, -errno, "app %s: %s", app->name, root);
+        snprintf(root, sizeof(root), "/proc/%d/root", (int) main_pid);
+        _cleanup_close_ int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_free_ char *program = NULL;
+        if (root_fd < 0)
+                return fail((error_sys(&err, -errno, "app %s: its root", app->name), err));
+        r = rootfs_find_executable(root_fd, argv[0], search, as_app ? app->working_directory : "/", &program, &err);
+        if (r == -ENOENT || r == -EACCES) {
+                fprintf(stderr, "enter: app %s: %s\n", app->name, err->msg);
+                error_free(err);
+                return r == -ENOENT ? 127 : 126;
+        }
+        if (r < 0)
+                return fail(err);
+
+        /* The caller's terminal type, beside the app's environment. */
+        const char *term = getenv("TERM");
+        _cleanup_free_ char *term_kv = NULL;
+        if (term && asprintf(&term_kv, "TERM=%s", term) < 0)
+                return fail(NULL);
+        char *env[] = { term_kv, NULL };
+        PodExec x = {
+                .app = app->name,
+                .mode = as_app ? APP_EXEC_AS_APP : APP_EXEC_AS_ROOT,
+                .path = program,
+                .argv = argv,
+                .environment = env,
+        };
+        int status = 0;
+        if (pod_exec(bus, &x, &status, &err) < 0) {
+                if (err && err->code == -EPROTO) {
+                        fprintf(stderr, "enter: %s\n", err->msg);
+                        error_free(err);
+                        return 126;
+                }
                 return fail(err);
         }
-        _cleanup_app_unit_ AppUnit *u = NULL;
-        if (app_unit_resolve(m, app - m->apps, root_fd, &u, &err) < 0)
-                return fail(err);
-        _cleanup_strv_free_ char **env = strv_copy(u->environment);
-        const char *term = getenv("TERM");
-        char *term_kv = NULL;
-        if (!env || (term && !strv_find_prefix(env, "TERM=") &&
-                     (asprintf(&term_kv, "TERM=%s", term) < 0 || strv_push(&env, term_kv) < 0)))
-                return fail(NULL);
-        free(term_kv);
-        char *shell[] = { "/bin/sh", NULL };
-        int status = 0;
-        EnterIdentity id = { u->uid, u->gid, u->app->working_directory };
-        if (pod_enter_process(target, cmd && cmd[0] ? cmd : shell, env, as_app ? &id : NULL, &status, &err) < 0)
-                return fail(err);
         return status;
 }
 
@@ -132,11 +175,20 @@ static int gc(const char *uuid) {
                 return fail(err);
         if (n > 0)
                 fprintf(stderr, "gc: pod %s: killed its PID 1, left running after systemd-nspawn died\n", uuid);
+        /* The cgroup the run entrypoint made on a host without systemd. */
+        if (pod_cgroup_remove(uuid, &err) < 0)
+                return fail(err);
         return 0;
 }
 
 int main(int argc, char **argv) {
         const char *verb = basename(argv[0]);
+        /* Nothing this program was handed crosses an exec but what it
+         * passes on itself: the fd of this very program (a script's
+         * interpreter reads it as /dev/fd/N) and anything else stage0 left
+         * open. run passes the pod's lock to nspawn explicitly. */
+        if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+                return 1;
         if (argc < 2) {
                 fprintf(stderr, "%s: the pod's UUID is missing; see sdpod-stage1(7)\n", verb);
                 return 2;

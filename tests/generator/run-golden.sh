@@ -36,6 +36,10 @@
 #   log-lines N                    the log has exactly N lines
 #   output-empty                   nothing is written (no expected/ needed:
 #                                  git keeps no empty directory)
+#   passwd LINE / group LINE       the pod's /etc/passwd (group) has LINE: the
+#                                  generator adds the ids apps run as
+#
+# The pod root's /etc starts as the stage1's: root and nobody.
 #
 # Usage: run-golden.sh GENERATOR STAGE1_UNITS_DIR [CASE...]
 # With SDPOD_UPDATE_GOLDEN=1, CASE/expected is rewritten from the output
@@ -101,6 +105,10 @@ run_assertions() {
                         grep -qF -- "$rest" "$log" || fail "$line: not in the log: $(cat "$log")"
                         ;;
                 output-empty) ;; # checked with the tree
+                passwd | group)
+                        grep -qxF -- "$rest" "$root/etc/$cmd" ||
+                                fail "$line: not in /etc/$cmd: $(tr '\n' ' ' <"$root/etc/$cmd")"
+                        ;;
                 log-lines)
                         [[ $(wc -l <"$log") -eq $rest ]] || fail "$line: the log has $(wc -l <"$log") lines"
                         ;;
@@ -128,9 +136,16 @@ verify() {
         for f in "$out"/*.service; do
                 [[ -f $f ]] && units+=("$(basename "$f")")
         done
-        # A drop-in (UNIT.d/NAME.conf) is checked by loading its unit.
+        # A drop-in (UNIT.d/NAME.conf) is checked by loading its unit. The
+        # exec templates have no unit file: their instances are transient
+        # units (sdpod enter, podapp exec), stood in for by a bare one.
         for d in "$out"/*.d/; do
-                [[ -d $d ]] && units+=("$(basename "$d" .d)")
+                [[ -d $d ]] || continue
+                u=$(basename "$d" .d)
+                units+=("$u")
+                if [[ $u == sdpod-exec-*@.service || $u == sdpod-enter-*@.service ]]; then
+                        printf '[Service]\nExecStart=/usr/lib/sdpod/pod-helper\n' >"$vroot/etc/systemd/system/$u"
+                fi
         done
         # verify does not load what OnFailure= names: named here, so that
         # a missing one (app-failed@.service of the stage1) is reported.
@@ -153,7 +168,9 @@ for case in "${cases[@]}"; do
         case_failed=0
         root=$tmp/$case/root
         out=$tmp/$case/normal
-        mkdir -p "$root/sdpod" "$root/opt/stage2" "$out" "$tmp/$case/early" "$tmp/$case/late"
+        mkdir -p "$root/sdpod" "$root/opt/stage2" "$root/etc" "$out" "$tmp/$case/early" "$tmp/$case/late"
+        printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/usr/sbin/nologin\n' >"$root/etc/passwd"
+        printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
         [[ -f $dir/pod ]] && cp "$dir/pod" "$root/sdpod/pod"
         if [[ -d $dir/rootfs ]]; then
                 for app in "$dir"/rootfs/*/; do

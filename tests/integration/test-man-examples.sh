@@ -123,6 +123,13 @@ example sdpod.1 "sdpod prepare --app=shell --exec=/bin/sh busybox:1.36 -- -c 'ec
 assert_match "so does the second" "^$UUID_RE\$" "$OUT"
 SHELL_POD=$OUT
 
+example sdpod.1 'sdpod status 5f2c | grep private-users' 5f2c "$(prefix "$WEB")"
+assert_match "the pod's range of ids" '^private-users=[0-9]+:65536$' "$OUT"
+BASE=${OUT#private-users=}
+BASE=${BASE%:*}
+example sdpod.1 'chown 1769996288:1769996288 /srv/site' 1769996288 "$BASE" /srv/site "$T/site"
+assert_eq "the directory is the pod's root's" "$BASE:$BASE" "$(stat -c %u:%g "$T/site")"
+
 example sdpod.1 'sdpod list'
 assert_match "the list's header" '^UUID +NAME +STATE +APPS +IMAGES +CREATED +STARTED$' "$(head -1 <<<"$OUT")"
 assert_match "the website pod" "^${WEB:0:8} +website +prepared +busybox,builder +busybox:1\\.36,busybox:1\\.36 +[0-9-]+ [0-9:]+ +-\$" \
@@ -154,6 +161,7 @@ state=exited
 created=[0-9T:.-]+Z
 started=[0-9T:.-]+Z
 exited=[0-9T:.-]+Z
+private-users=$BASE:65536
 app-busybox=143
 app-builder=143\$" "$OUT"
 example sdpod.1 "sdpod status --format=json 5f2c | jq -c '.apps[] | [.name, .exit_status]'" 5f2c "$(prefix "$WEB")"

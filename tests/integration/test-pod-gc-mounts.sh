@@ -246,14 +246,18 @@ assert_file_absent "$PR"
 echo "# the stage1 gc entrypoint"
 # ---------------------------------------------------------------------------
 LOG="$T/gc-entrypoint.log"
-# stage1 POD SCRIPT-BODY: give a pod in run/ a stage1 manifest naming /gc
-# and an executable /gc in its rootfs.
+# stage1 POD SCRIPT-BODY: a stage1 image of the pod's own, $T/stage1-POD,
+# whose manifest names /gc, an executable of its rootfs; the pod's
+# stage1/manifest names that image.
+GC_MANIFEST='{"acKind":"ImageManifest","acVersion":"0.8.11","name":"sdpod/stage1","annotations":[{"name":"sdpod/stage1/gc","value":"/gc"}'
 stage1() {
-	local p="$DATA/pods/run/$1"
-	printf '%s\n' '{"acKind":"ImageManifest","acVersion":"0.8.11","name":"sdpod/stage1","annotations":[{"name":"sdpod/stage1/gc","value":"/gc"}]}' \
-		>"$p/stage1/manifest"
-	printf '#!/bin/sh\n%s\n' "$2" >"$p/stage1/rootfs/gc"
-	chmod 0755 "$p/stage1/rootfs/gc"
+	local image="$T/stage1-$1"
+	mkdir -p "$image/rootfs"
+	printf '%s]}\n' "$GC_MANIFEST" >"$image/manifest"
+	printf '#!/bin/sh\n%s\n' "$2" >"$image/rootfs/gc"
+	chmod 0755 "$image/rootfs/gc"
+	printf '%s,{"name":"sdpod/stage1/image","value":"%s"}]}\n' "$GC_MANIFEST" "$image" \
+		>"$DATA/pods/run/$1/stage1/manifest"
 }
 exited_pod G
 mount -t tmpfs sdpod-test-g "$(app_root "$G")"
@@ -305,20 +309,32 @@ printf '#!/bin/sh\necho "$1" >>"%s"\n' "$LOG" >"$T/host-gc"
 chmod 0755 "$T/host-gc"
 exited_pod S
 stage1 "$S" "exit 0"
-mkdir -p "$DATA/pods/run/$S/stage1/rootfs/usr/lib"
-mv "$DATA/pods/run/$S/stage1/rootfs/gc" "$DATA/pods/run/$S/stage1/rootfs/usr/lib/real-gc"
+mkdir -p "$T/stage1-$S/rootfs/usr/lib"
+mv "$T/stage1-$S/rootfs/gc" "$T/stage1-$S/rootfs/usr/lib/real-gc"
 # shellcheck disable=SC2016 # $1 is the script's
-printf '#!/bin/sh\necho "inside $1" >>"%s"\n' "$LOG" >"$DATA/pods/run/$S/stage1/rootfs/usr/lib/real-gc"
-ln -s /usr/lib/real-gc "$DATA/pods/run/$S/stage1/rootfs/gc"
+printf '#!/bin/sh\necho "inside $1" >>"%s"\n' "$LOG" >"$T/stage1-$S/rootfs/usr/lib/real-gc"
+ln -s /usr/lib/real-gc "$T/stage1-$S/rootfs/gc"
 exited_pod S2
 stage1 "$S2" "exit 0"
-rm "$DATA/pods/run/$S2/stage1/rootfs/gc"
-ln -s "../../../../../../../../../../../..$T/host-gc" "$DATA/pods/run/$S2/stage1/rootfs/gc"
+rm "$T/stage1-$S2/rootfs/gc"
+ln -s "../../../../../../../../../../../..$T/host-gc" "$T/stage1-$S2/rootfs/gc"
 assert_exit 0 sd rm "$S" "$S2"
 assert_eq "a symlinked entrypoint resolves inside the stage1; one escaping it is not run" "inside $S" "$(cat "$LOG" 2>&1)"
 assert_contains "the entrypoint that cannot be found is warned about" "$ERR" "$S2"
 assert_file_absent "$DATA/pods/exited-garbage/$S" "$DATA/pods/exited-garbage/$S2"
 rm -f "$LOG" "$T/host-gc"
+
+# A pod that could write its own stage1 directory (it cannot: the run
+# entrypoint binds it read-only) would plant a manifest that names no
+# image and an entrypoint in its root: entrypoints never come from there.
+exited_pod P
+printf '%s]}\n' "$GC_MANIFEST" >"$DATA/pods/run/$P/stage1/manifest"
+printf '#!/bin/sh\necho planted >>"%s"\n' "$LOG" >"$DATA/pods/run/$P/stage1/rootfs/gc"
+chmod 0755 "$DATA/pods/run/$P/stage1/rootfs/gc"
+assert_exit 0 sd rm "$P"
+assert_file_absent "$LOG"
+assert_contains "the manifest without an image is warned about" "$ERR" "stage1/manifest names no stage1 image"
+assert_file_absent "$DATA/pods/exited-garbage/$P"
 
 # ---------------------------------------------------------------------------
 echo "# a pod that cannot be deleted"

@@ -264,15 +264,26 @@ assert_contains "a pod runs once" "$ERR" "$P1"
 # ---------------------------------------------------------------------------
 echo "# volumes"
 # ---------------------------------------------------------------------------
+# A host volume is seen as it is: root in the pod is not root on the host
+# (it has a user namespace), so it writes where others may, as its own
+# range of ids, never as the host's root.
 mkdir "$T/hostvol"
 echo from-host >"$T/hostvol/in"
-assert_exit 0 sd run --volume=data,kind=host,source="$T/hostvol" --volume=scratch,kind=empty \
+mkdir -m 1777 "$T/hostvol/shared"
+assert_exit 0 sd run --uuid-file="$T/vol-uuid" --volume=data,kind=host,source="$T/hostvol" --volume=scratch,kind=empty \
 	busybox --app=writer --user=0 --group=0 --mount=volume=data,target=/data --mount=volume=scratch,target=/scratch \
-	--exec=/bin/sh -- -c 'cat /data/in; echo from-pod >/data/out; echo shared >/scratch/f' \
+	--exec=/bin/sh -- -c 'cat /data/in; echo from-pod >/data/shared/out; echo x >/data/denied || echo denied;
+		echo shared >/scratch/f' \
 	--- busybox --app=reader --mount=volume=scratch,target=/s --exec=/bin/sh -- -c 'sleep 1; cat /s/f'
 assert_contains "the app reads the host volume" "$OUT" "from-host"
 assert_contains "an empty volume is shared by the apps" "$OUT" "shared"
-assert_eq "the app's write reaches the host" from-pod "$(cat "$T/hostvol/out" 2>/dev/null)"
+assert_eq "the app's write reaches the host" from-pod "$(cat "$T/hostvol/shared/out" 2>/dev/null)"
+base=$(status_of "$(cat "$T/vol-uuid")" private-users)
+assert_match "the pod has a range of ids of its own" '^[0-9]+:65536$' "$base"
+assert_eq "what root in the pod wrote is owned by the pod's range, not by root" "${base%:*}:${base%:*}" \
+	"$(stat -c %u:%g "$T/hostvol/shared/out")"
+assert_contains "root in the pod cannot write what only the host's root may" "$OUT" "denied"
+assert_file_absent "$T/hostvol/denied"
 
 # ---------------------------------------------------------------------------
 echo "# run --detach without a systemd host: a process of its own; sdpod journal"

@@ -238,9 +238,10 @@ expect 'sdpod image i' import inspect
 expect 'sdpod image list --' --help --format= --no-legend
 expect 'sdpod image list --format=' table json
 expect 'sdpod image import --' --help --name= --platform= --ref=
-expect 'sdpod prepare --' --help --name= --volume= --app= --exec= --set-env= --user= --group= --working-dir= --mount=
+expect 'sdpod prepare --' --help --name= --volume= --private-users= --app= --exec= --set-env= --user= --group= --working-dir= --mount=
 expect 'sdpod prepare --w' --working-dir=
-expect 'sdpod run --' --detach --uuid-file= --help --name= --volume= --app= --exec= --set-env= --user= --group= \
+expect 'sdpod prepare --private-users=' yes no
+expect 'sdpod run --' --detach --uuid-file= --help --name= --volume= --private-users= --app= --exec= --set-env= --user= --group= \
 	--working-dir= --mount=
 expect 'sdpod run --d' --detach
 # run's own options only come first
@@ -278,10 +279,10 @@ expect 'sdpod prepare ' busybox:1.36 example.com/my-app:latest
 # ---------------------------------------------------------------------------
 
 # after an image, only its options, "--" and "---"
-expect 'sdpod prepare busybox:1.36 ' --help --name= --volume= --app= --exec= --set-env= --user= --group= \
+expect 'sdpod prepare busybox:1.36 ' --help --name= --volume= --private-users= --app= --exec= --set-env= --user= --group= \
 	--working-dir= --mount= -- ---
 expect 'sdpod prepare --app=x busybox:1.36 --ex' --exec=
-expect 'sdpod prepare --app x busybox:1.36 --app y ' --help --name= --volume= --app= --exec= --set-env= \
+expect 'sdpod prepare --app x busybox:1.36 --app y ' --help --name= --volume= --private-users= --app= --exec= --set-env= \
 	--user= --group= --working-dir= --mount= -- ---
 # the app's arguments are its own, but "---" starts the next app
 expect 'sdpod prepare busybox:1.36 -- -c '
@@ -339,7 +340,8 @@ expect "sdpod journal $EXITED -o ca" cat
 expect 'podapp ' sandbox add start stop rm list status exec
 expect 'podapp s' sandbox start stop status
 expect 'podapp -' --dir= --debug --help --version
-expect 'podapp sandbox --' --help --name= --volume= --keep-on-app-failure
+expect 'podapp sandbox --' --help --name= --volume= --keep-on-app-failure --private-users=
+expect 'podapp sandbox --private-users=' yes no
 expect 'podapp add --' --help --app= --exec= --set-env= --user= --group= --working-dir= --mount=
 expect 'podapp stop --' --help --app= --grace=
 expect 'podapp list --' --help --format= --no-legend

@@ -752,16 +752,44 @@ static void write_at(int dirfd, const char *path, const char *content, mode_t mo
         ASSERT_EQ_INT(write_file_atomic_at(dirfd, path, content, strlen(content), mode, NULL), 0);
 }
 
+#define STAGE1_MANIFEST_GC(image_annotation)                                                          \
+        "{\"acKind\":\"ImageManifest\",\"acVersion\":\"0.8.11\",\"name\":\"sdpod/stage1\","        \
+        "\"annotations\":[{\"name\":\"sdpod/stage1/gc\",\"value\":\"/sdpod/gc\"}" image_annotation "]}"
+
+/* An exited pod of a stage1 image (STAGE1/manifest, STAGE1/rootfs) whose gc
+ * entrypoint is script. */
 static void make_exited_with_stage1(PodStore *s, const char *script, char uuid[UUID_STRING_MAX]) {
+        char image[300], manifest[600];
+        snprintf(image, sizeof(image), "%s/stage1-image", scratch);
+        int dir = open(scratch, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        int fd = mkdir_p_in_root(dir, "stage1-image/rootfs/sdpod", 0755, false);
+        ASSERT(dir >= 0 && fd >= 0);
+        close(fd);
+        write_at(dir, "stage1-image/manifest", STAGE1_MANIFEST_GC(""), 0644);
+        write_at(dir, "stage1-image/rootfs/sdpod/gc", script, 0755);
+        close(dir);
+        Pod *p = NULL;
+        ASSERT_EQ_INT(pod_create(s, &p, NULL), 0);
+        snprintf(manifest, sizeof(manifest), STAGE1_MANIFEST_GC(",{\"name\":\"sdpod/stage1/image\",\"value\":\"%s\"}"),
+                 image);
+        fd = mkdir_p_in_root(p->fd, "stage1", 0755, false);
+        ASSERT(fd >= 0);
+        close(fd);
+        write_at(p->fd, "stage1/manifest", manifest, 0644);
+        ASSERT_EQ_INT(pod_finish_prepare(s, p, POD_DIR_RUN, NULL), 0);
+        snprintf(uuid, UUID_STRING_MAX, "%s", p->uuid);
+        pod_free(p);
+}
+
+/* What a hostile pod that could write its stage1 directory plants: a
+ * manifest naming no image, and an entrypoint in its own root. */
+static void make_exited_with_planted_stage1(PodStore *s, const char *script, char uuid[UUID_STRING_MAX]) {
         Pod *p = NULL;
         ASSERT_EQ_INT(pod_create(s, &p, NULL), 0);
         int fd = mkdir_p_in_root(p->fd, "stage1/rootfs/sdpod", 0755, false);
         ASSERT(fd >= 0);
         close(fd);
-        write_at(p->fd, "stage1/manifest",
-                 "{\"acKind\":\"ImageManifest\",\"acVersion\":\"0.8.11\",\"name\":\"sdpod/stage1\","
-                 "\"annotations\":[{\"name\":\"sdpod/stage1/gc\",\"value\":\"/sdpod/gc\"}]}",
-                 0644);
+        write_at(p->fd, "stage1/manifest", STAGE1_MANIFEST_GC(""), 0644);
         write_at(p->fd, "stage1/rootfs/sdpod/gc", script, 0755);
         ASSERT_EQ_INT(pod_finish_prepare(s, p, POD_DIR_RUN, NULL), 0);
         snprintf(uuid, UUID_STRING_MAX, "%s", p->uuid);
@@ -791,6 +819,17 @@ static void test_stage1_gc(void) {
         ASSERT_EQ_INT(st.removed, 1);
         ASSERT(warned_about("/sdpod/gc failed with exit status 3"));
         ASSERT(warned_about(uuid));
+        ASSERT_EQ_INT(count_entries(s, POD_DIR_EXITED_GARBAGE), 0);
+        forget_warnings();
+
+        /* The pod's own stage1/rootfs is never a place entrypoints come
+         * from: the planted one does not run, the pod is deleted. */
+        ASSERT_EQ_INT(unlink(out), 0);
+        make_exited_with_planted_stage1(s, script, uuid);
+        ASSERT_EQ_INT(pod_gc(s, &gc_now, &st, NULL), 0);
+        ASSERT_EQ_INT(st.removed, 1);
+        ASSERT(access(out, F_OK) < 0 && errno == ENOENT);
+        ASSERT(warned_about("stage1/manifest names no stage1 image"));
         ASSERT_EQ_INT(count_entries(s, POD_DIR_EXITED_GARBAGE), 0);
         forget_warnings();
         pod_store_free(s);

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include "fs.h"
+#include "pod-cgroup.h"
+
+#define CGROUP_ROOT "/sys/fs/cgroup"
+/* A pod makes the cgroups below its own (its systemd, one per unit):
+ * deeper than this, they are left for the kernel (and reported). */
+#define CGROUP_DEPTH_MAX 64
+
+/* The hierarchies nspawn places a container in: the unified one and, on a
+ * hybrid or legacy host, systemd's named one. NULL-terminated in ret. */
+static void hierarchies(const char *ret[static 3]) {
+        struct statfs fs;
+        size_t n = 0;
+        if (statfs(CGROUP_ROOT, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC)
+                ret[n++] = CGROUP_ROOT;
+        else {
+                if (statfs(CGROUP_ROOT "/unified", &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC)
+                        ret[n++] = CGROUP_ROOT "/unified";
+                if (statfs(CGROUP_ROOT "/systemd", &fs) == 0 && fs.f_type == CGROUP_SUPER_MAGIC)
+                        ret[n++] = CGROUP_ROOT "/systemd";
+        }
+        ret[n] = NULL;
+}
+
+int pod_cgroup_enter(const char *uuid, Error **err) {
+        const char *h[3];
+        hierarchies(h);
+        for (const char **i = h; *i; i++) {
+                char path[PATH_MAX];
+                snprintf(path, sizeof(path), "%s/sdpod/%s", *i, uuid);
+                int r = mkdir_p(path, 0755);
+                if (r < 0)
+                        return error_sys(err, r, "cannot create the cgroup %s", path);
+                _cleanup_close_ int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                _cleanup_close_ int procs = dir < 0 ? -1 : openat(dir, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+                if (procs < 0 || write(procs, "0", 1) != 1)
+                        return error_sys(err, -errno, "cannot move into the cgroup %s", path);
+        }
+        return 0;
+}
+
+/* Removes the cgroup name of dir and its children, deepest first (a cgroup
+ * directory goes with rmdir(2), its control files with it). */
+static int remove_cgroup(int dir, const char *name, unsigned depth) {
+        if (depth > CGROUP_DEPTH_MAX)
+                return -ELOOP;
+        _cleanup_close_ int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : -errno;
+        int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+        _cleanup_closedir_ DIR *d = dup < 0 ? NULL : fdopendir(dup);
+        if (!d) {
+                if (dup >= 0)
+                        close(dup);
+                return -errno;
+        }
+        int ret = 0;
+        for (struct dirent *de; (de = readdir(d));) {
+                if (de->d_type != DT_DIR || streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                int r = remove_cgroup(fd, de->d_name, depth + 1);
+                if (r < 0 && ret == 0)
+                        ret = r;
+        }
+        if (unlinkat(dir, name, AT_REMOVEDIR) < 0 && errno != ENOENT && ret == 0)
+                ret = -errno;
+        return ret;
+}
+
+int pod_cgroup_remove(const char *uuid, Error **err) {
+        const char *h[3];
+        hierarchies(h);
+        for (const char **i = h; *i; i++) {
+                char path[PATH_MAX];
+                snprintf(path, sizeof(path), "%s/sdpod", *i);
+                _cleanup_close_ int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (dir < 0)
+                        continue;
+                int r = remove_cgroup(dir, uuid, 0);
+                if (r < 0)
+                        return error_sys(err, r, "cannot remove the cgroup %s/%s", path, uuid);
+        }
+        return 0;
+}
