@@ -38,14 +38,14 @@ static int launch_unit(sd_bus *bus, const char *uuid, const char *unit, uint64_t
         return r < 0 ? error_prefix(err, "pod %s (see 'systemctl status %s')", uuid, unit) : 0;
 }
 
-/* A datagram socket for READY=1, on an abstract address of its own. */
-static int notify_socket(const char *uuid, char ret_address[static 108]) {
+int notify_socket_new(const char *name, char ret_address[static 108]) {
         int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
                 return -errno;
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        int n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "sdpod/launch/%s/%d", uuid, (int) getpid());
-        if (bind(fd, (struct sockaddr *) &sa, offsetof(struct sockaddr_un, sun_path) + 1 + n) < 0) {
+        int n = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "%s", name), one = 1;
+        if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0 ||
+            bind(fd, (struct sockaddr *) &sa, offsetof(struct sockaddr_un, sun_path) + 1 + n) < 0) {
                 int r = -errno;
                 close(fd);
                 return r;
@@ -59,6 +59,33 @@ static bool has_ready(const char *msg) {
                 if (startswith(l, "READY=1") && (l[7] == '\n' || l[7] == 0))
                         return true;
         return false;
+}
+
+int notify_socket_ready_from(int sock, pid_t pid) {
+        char msg[4096];
+        union {
+                struct cmsghdr h;
+                char buf[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(int) * 8)];
+        } control = {};
+        struct iovec iov = { msg, sizeof(msg) - 1 };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control) };
+        ssize_t k = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        if (k < 0)
+                return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+        msg[k] = 0;
+        const struct ucred *cred = NULL;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+                    c->cmsg_len == CMSG_LEN(sizeof(struct ucred)))
+                        cred = (const struct ucred *) CMSG_DATA(c);
+                else if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
+                        /* fds nobody asked for: closed, not kept */
+                        int *fds = (int *) CMSG_DATA(c);
+                        for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int); i++)
+                                close(fds[i]);
+                }
+        }
+        return cred && cred->pid == pid && has_ready(msg);
 }
 
 /* The child: a session of its own, no terminal, then the pod's run
@@ -81,8 +108,9 @@ static _noreturn_ void detached_child(PodStore *ps, const char *uuid, const char
 }
 
 static int launch_detached(PodStore *ps, const char *uuid, uint64_t timeout_usec, Error **err) {
-        char address[108];
-        _cleanup_close_ int sock = notify_socket(uuid, address);
+        char address[108], name[96];
+        snprintf(name, sizeof(name), "sdpod/launch/%s/%d", uuid, (int) getpid());
+        _cleanup_close_ int sock = notify_socket_new(name, address);
         if (sock < 0)
                 return error_sys(err, sock, "pod %s: cannot make a notify socket", uuid);
         fflush(NULL);
@@ -107,13 +135,10 @@ static int launch_detached(PodStore *ps, const char *uuid, uint64_t timeout_usec
                 if (n < 0 && errno != EINTR)
                         return error_sys(err, -errno, "pod %s: waiting until it is ready", uuid);
                 if (n > 0 && (fds[0].revents & POLLIN)) {
-                        char msg[4096];
-                        ssize_t k = recv(sock, msg, sizeof(msg) - 1, MSG_DONTWAIT);
-                        if (k > 0) {
-                                msg[k] = 0;
-                                if (has_ready(msg))
-                                        return 0;
-                        }
+                        /* Only the pod's own nspawn (the child, which
+                         * execs it) says when the pod is ready. */
+                        if (notify_socket_ready_from(sock, pid) > 0)
+                                return 0;
                         continue;
                 }
                 if (n > 0 && (fds[1].revents & POLLIN)) {

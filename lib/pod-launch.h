@@ -19,3 +19,13 @@
  * most 90 s. A pod that exits before, or a unit that fails, is an error that
  * says so, and such a pod is removed: nothing of it is kept. */
 int pod_launch_prepared(PodStore *ps, Pod **p, char ret_uuid[static UUID_STRING_MAX], Error **err);
+
+/* A datagram socket for READY=1, bound to an abstract address (returned
+ * "@..."), that receives its senders' credentials. */
+int notify_socket_new(const char *name, char ret_address[static 108]);
+/* Reads one datagram of sock: 1 when it says READY=1 and comes from the
+ * process pid, 0 for anything else, which is dropped. The address is
+ * abstract, so any process of the host's network namespace (an app of a
+ * pod on the host's network, for one) can send to it: the kernel's word
+ * on the sender (SCM_CREDENTIALS), not the message, says who it is. */
+int notify_socket_ready_from(int sock, pid_t pid);
