@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
+
+#include <sys/random.h>
 
 #include "archive-util.h"
 #include "extract.h"
@@ -11,22 +14,31 @@
 
 /* The paths one layer has created so far. Whiteouts apply only to lower
  * layers (OCI image spec), so an entry of this layer must survive a whiteout
- * or an opaque marker of the same layer whatever their order in the tar. */
+ * or an opaque marker of the same layer whatever their order in the tar. A
+ * layer may have millions of entries: the set keeps a 64-bit hash of each
+ * path, keyed by a random seed, not the path. Two paths with one hash (one
+ * chance in 2^64 per pair; and the seed is unknown to an image's author)
+ * would keep a lower file of the image that a whiteout of this layer named
+ * visible: the image's own content, nothing of the host's. */
 typedef struct PathSet {
-        char **slots;
+        uint64_t *slots;        /* 0: empty */
         size_t n, cap;
+        uint64_t seed;
 } PathSet;
 
-static uint64_t hash_string(const char *s) {
-        uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-        for (; *s; s++)
-                h = (h ^ (uint8_t) *s) * 1099511628211ULL;
-        return h;
+static uint64_t path_hash(const PathSet *s, const char *path) {
+        uint64_t h = 1469598103934665603ULL ^ s->seed; /* FNV-1a, then a finalizer that mixes every bit */
+        for (const char *c = path; *c; c++)
+                h = (h ^ (uint8_t) *c) * 1099511628211ULL;
+        h ^= h >> 33;
+        h *= 0xff51afd7ed558ccdULL;
+        h ^= h >> 33;
+        h *= 0xc4ceb9fe1a85ec53ULL;
+        h ^= h >> 33;
+        return h ?: 1;
 }
 
 static void path_set_clear(PathSet *s) {
-        for (size_t i = 0; i < s->cap; i++)
-                free(s->slots[i]);
         free(s->slots);
         *s = (PathSet) {};
 }
@@ -34,12 +46,20 @@ static void path_set_clear(PathSet *s) {
 static bool path_set_contains(const PathSet *s, const char *path) {
         if (s->cap == 0)
                 return false;
-        for (size_t i = hash_string(path) & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
+        uint64_t h = path_hash(s, path);
+        for (size_t i = h & (s->cap - 1);; i = (i + 1) & (s->cap - 1)) {
                 if (!s->slots[i])
                         return false;
-                if (streq(s->slots[i], path))
+                if (s->slots[i] == h)
                         return true;
         }
+}
+
+static void path_set_insert(uint64_t *slots, size_t cap, uint64_t h) {
+        size_t i = h & (cap - 1);
+        while (slots[i] && slots[i] != h)
+                i = (i + 1) & (cap - 1);
+        slots[i] = h;
 }
 
 static int path_set_add(PathSet *s, const char *path) {
@@ -47,26 +67,17 @@ static int path_set_add(PathSet *s, const char *path) {
                 return 0;
         if ((s->n + 1) * 2 > s->cap) {
                 size_t cap = s->cap ? s->cap * 2 : 1024;
-                char **slots = calloc(cap, sizeof(char *));
+                uint64_t *slots = calloc(cap, sizeof(uint64_t));
                 if (!slots)
                         return -ENOMEM;
-                for (size_t i = 0; i < s->cap; i++) {
-                        if (!s->slots[i])
-                                continue;
-                        size_t j = hash_string(s->slots[i]) & (cap - 1);
-                        while (slots[j])
-                                j = (j + 1) & (cap - 1);
-                        slots[j] = s->slots[i];
-                }
+                for (size_t i = 0; i < s->cap; i++)
+                        if (s->slots[i])
+                                path_set_insert(slots, cap, s->slots[i]);
                 free(s->slots);
                 s->slots = slots;
                 s->cap = cap;
         }
-        size_t i = hash_string(path) & (s->cap - 1);
-        while (s->slots[i])
-                i = (i + 1) & (s->cap - 1);
-        if (!(s->slots[i] = strdup(path)))
-                return -ENOMEM;
+        path_set_insert(s->slots, s->cap, path_hash(s, path));
         s->n++;
         return 0;
 }
@@ -303,9 +314,30 @@ static int extract_whiteout(Extract *x, const char *parent, const char *base, Er
         return 0;
 }
 
+/* Counts the entry against the image's budget, before it is written. */
+static int spend_budget(Extract *x, struct archive_entry *e, const char *path, Error **err) {
+        LayerBudget *b = x->opts->budget;
+        if (!b)
+                return 0;
+        b->entries++;
+        if (archive_entry_filetype(e) == AE_IFREG && !archive_entry_hardlink(e) && archive_entry_size_is_set(e) &&
+            archive_entry_size(e) > 0)
+                b->bytes += (uint64_t) archive_entry_size(e);
+        if (b->max_entries && b->entries > b->max_entries)
+                return error_set(err, -EFBIG, "%s: \"%s\": the image has more than %" PRIu64 " entries (the limit)",
+                                 x->what, path, b->max_entries);
+        if (b->max_bytes && b->bytes > b->max_bytes)
+                return error_set(err, -EFBIG, "%s: \"%s\": the image unpacks to more than %" PRIu64 " bytes (the limit)",
+                                 x->what, path, b->max_bytes);
+        return 0;
+}
+
 static int extract_entry(Extract *x, struct archive *a, struct archive_entry *e, const char *path, Error **err) {
         _cleanup_free_ char *parent = NULL, *base = NULL;
-        int r = path_split(path, &parent, &base);
+        int r = spend_budget(x, e, path, err);
+        if (r < 0)
+                return r;
+        r = path_split(path, &parent, &base);
         if (r < 0)
                 return error_sys(err, r, "%s", x->what);
 
@@ -380,6 +412,8 @@ int layer_apply(int rootfd, int layer_fd, const LayerOptions *opts, const char *
                 .what = what,
                 .parent_fd = -1,
         };
+        if (getrandom(&x.layer_paths.seed, sizeof(x.layer_paths.seed), 0) != sizeof(x.layer_paths.seed))
+                x.layer_paths.seed = (uint64_t) (uintptr_t) &x ^ (uint64_t) getpid();
         struct archive_entry *e;
         for (;;) {
                 int k = archive_read_next_header(a, &e);

@@ -402,7 +402,8 @@ static int import_from_directory(Import *imp, Error **err) {
 static int import_finish(Import *imp, Error **err) {
         Image *im = imp->image;
         im->imported_at = now_usec();
-        int r = tree_render(imp->store, im, imp->blobs_fd, err);
+        LayerBudget budget = { .max_entries = imp->opts->max_entries, .max_bytes = imp->opts->max_bytes };
+        int r = tree_render(imp->store, im, imp->blobs_fd, &budget, err);
         if (r < 0)
                 return r;
 

@@ -16,10 +16,12 @@ static int open_layer_blob(ImageStore *s, int staged_blobs_fd, const char *diges
         return image_store_open_blob(s, digest);
 }
 
-static int render_layers(ImageStore *s, const Image *image, int staged_blobs_fd, int rootfd, Error **err) {
+static int render_layers(ImageStore *s, const Image *image, int staged_blobs_fd, LayerBudget *budget, int rootfd,
+                         Error **err) {
         LayerOptions opts = {
                 .subdir = image->format == IMAGE_FORMAT_ACI ? "rootfs" : NULL,
                 .whiteouts = image->format != IMAGE_FORMAT_ACI,
+                .budget = budget,
         };
         for (size_t i = 0; i < image->n_layers; i++) {
                 const char *digest = image->layers[i].digest;
@@ -36,7 +38,7 @@ static int render_layers(ImageStore *s, const Image *image, int staged_blobs_fd,
         return syncfs(rootfd) < 0 ? error_sys(err, -errno, "syncing the rendered tree") : 0;
 }
 
-int tree_render(ImageStore *s, const Image *image, int staged_blobs_fd, Error **err) {
+int tree_render(ImageStore *s, const Image *image, int staged_blobs_fd, LayerBudget *budget, Error **err) {
         if (image_store_has_tree(s, image->id))
                 return 0;
 
@@ -53,7 +55,7 @@ int tree_render(ImageStore *s, const Image *image, int staged_blobs_fd, Error **
                     (rootfd = openat(dirfd, "rootfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
                         r = error_sys(err, -errno, "image %s: creating render directory", image->id);
                 else
-                        r = render_layers(s, image, staged_blobs_fd, rootfd, err);
+                        r = render_layers(s, image, staged_blobs_fd, budget, rootfd, err);
         }
         if (r >= 0 && renameat(s->tmp_fd, staging, s->tree_fd, digest_hex(image->id)) < 0) {
                 /* A concurrent import of the same image rendered it first:

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <getopt.h>
 
+#include "app-isolators.h"
 #include "cli.h"
 #include "digest.h"
 #include "image-import.h"
@@ -18,7 +19,8 @@ static int open_store(StoreAccess access, ImageStore **ret, Error **err) {
 }
 
 static const char import_usage[] =
-        "Usage: sdpod image import [--name=NAME[:TAG]] [--platform=OS/ARCH] [--ref=REF] PATH\n"
+        "Usage: sdpod image import [--name=NAME[:TAG]] [--platform=OS/ARCH] [--ref=REF]\n"
+        "                          [--max-entries=N] [--max-size=SIZE] PATH\n"
         "\n"
         "Imports an image and renders its file system tree; prints the image id.\n"
         "PATH is an OCI image layout (directory or tar), a docker archive\n"
@@ -29,16 +31,22 @@ static const char import_usage[] =
         "                     which image of a multi-platform index (default: linux\n"
         "                     and this machine's architecture)\n"
         "  --ref=REF          which image of a layout or archive holding several\n"
-        "                     (its org.opencontainers.image.ref.name or RepoTag)\n";
+        "                     (its org.opencontainers.image.ref.name or RepoTag)\n"
+        "  --max-entries=N    refuse an image whose file system tree has more than N\n"
+        "                     entries, all layers together (100000, 1M, ...)\n"
+        "  --max-size=SIZE    refuse one whose files add up to more than SIZE bytes\n"
+        "                     (512M, 2Gi, ...; sparse files count by their size)\n";
 
 static int image_import_verb(int argc, char **argv) {
         static const char *command = "sdpod image import";
-        enum { OPT_NAME = 0x100, OPT_PLATFORM, OPT_REF };
+        enum { OPT_NAME = 0x100, OPT_PLATFORM, OPT_REF, OPT_MAX_ENTRIES, OPT_MAX_SIZE };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "name", required_argument, NULL, OPT_NAME },
                 { "platform", required_argument, NULL, OPT_PLATFORM },
                 { "ref", required_argument, NULL, OPT_REF },
+                { "max-entries", required_argument, NULL, OPT_MAX_ENTRIES },
+                { "max-size", required_argument, NULL, OPT_MAX_SIZE },
                 {},
         };
         ImportOptions opts = {};
@@ -56,6 +64,17 @@ static int image_import_verb(int argc, char **argv) {
                         break;
                 case OPT_REF:
                         opts.ref = optarg;
+                        break;
+                case OPT_MAX_ENTRIES:
+                        /* a count, with the suffixes of a quantity (1M) */
+                        if (parse_quantity_bytes(optarg, &opts.max_entries) < 0 || opts.max_entries == 0)
+                                return cli_usage_error(command, "--max-entries=%s: expected a positive number such "
+                                                       "as 100000 or 1M", optarg);
+                        break;
+                case OPT_MAX_SIZE:
+                        if (parse_quantity_bytes(optarg, &opts.max_bytes) < 0 || opts.max_bytes == 0)
+                                return cli_usage_error(command, "--max-size=%s: expected a size such as 512M or 2Gi",
+                                                       optarg);
                         break;
                 default:
                         fprintf(stderr, "Try '%s --help'.\n", command);

@@ -231,6 +231,24 @@ for platform in linux "" /amd64 linux/ "linux//"; do
 done
 store_is_empty "bad options"
 
+# --- limits ---------------------------------------------------------------------------
+echo "# limits on what an image unpacks to"
+# A small compressed layer can hold millions of entries or a petabyte of
+# sparse file; the operator's limits refuse it, and nothing of it stays.
+# its entries, the root ("." or "./") aside
+n=$(tar -tzf "$(oci_blob "$BASE" "$layer")" | grep -cvxE "\./?")
+refused 5 "more entries than --max-entries" "$BASE" "more than $((n - 1)) entries (the limit)" --max-entries=$((n - 1))
+refused 5 "more bytes than --max-size" "$BASE" "the image unpacks to more than 1000 bytes (the limit)" --max-size=1000
+for bad in --max-entries=0 --max-entries=lots --max-size=0 --max-size=-1 --max-size=1Q; do
+	assert_exit 2 sd image import "$bad" "$BASE"
+done
+store_is_empty "bad limits"
+assert_exit 0 sd image import --max-entries="$n" --max-size=1G "$BASE"
+assert_match "an image within its limits is imported" '^sha256:[0-9a-f]{64}$' "$OUT"
+rm -rf -- "$DATA"
+mkdir "$DATA"
+sd image list >/dev/null
+
 # --- platforms -----------------------------------------------------------------------
 echo "# platforms"
 # An index whose one image is for linux/arm64 (its config says so too).

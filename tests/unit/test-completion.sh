@@ -237,7 +237,7 @@ expect 'sdpod image ' import list inspect cat-manifest rm gc
 expect 'sdpod image i' import inspect
 expect 'sdpod image list --' --help --format= --no-legend
 expect 'sdpod image list --format=' table json
-expect 'sdpod image import --' --help --name= --platform= --ref=
+expect 'sdpod image import --' --help --name= --platform= --ref= --max-entries= --max-size=
 expect 'sdpod prepare --' --help --name= --volume= --private-users= --app= --exec= --set-env= --user= --group= --working-dir= --mount=
 expect 'sdpod prepare --w' --working-dir=
 expect 'sdpod prepare --private-users=' yes no

@@ -281,6 +281,44 @@ static void test_whiteouts(void) {
         close(root);
 }
 
+/* An image's layers together may not unpack to more entries or bytes
+ * than its budget allows; the entry that would pass it is not written. */
+static void test_budget(void) {
+        int root = fresh_tree();
+        LayerBudget budget = { .max_entries = 4 };
+        LayerOptions opts = { .whiteouts = true, .budget = &budget };
+        TarBuilder t;
+        tar_begin(&t, ARCHIVE_FILTER_NONE);
+        tar_dir(&t, "d");
+        tar_file(&t, "d/1", "1");
+        tar_file(&t, "d/2", "2");
+        ASSERT_EQ_INT(apply(root, tar_end(&t), &opts, NULL), 0);
+        ASSERT_EQ_INT(budget.entries, 3);
+        /* The next layer's second entry is the fifth of the image. */
+        Error *err = NULL;
+        tar_begin(&t, ARCHIVE_FILTER_GZIP);
+        tar_file(&t, "d/3", "3");
+        tar_file(&t, "d/4", "4");
+        ASSERT_EQ_INT(apply(root, tar_end(&t), &opts, &err), -EFBIG);
+        ASSERT_STREQ(err->msg, "layer test: \"d/4\": the image has more than 4 entries (the limit)");
+        error_free(TAKE_PTR(err));
+        ASSERT(faccessat(root, "d/3", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+        ASSERT(faccessat(root, "d/4", F_OK, AT_SYMLINK_NOFOLLOW) < 0);
+
+        /* Bytes: a file's size as its header says, counted before any of
+         * it is written. */
+        budget = (LayerBudget) { .max_bytes = 10 };
+        tar_begin(&t, ARCHIVE_FILTER_NONE);
+        tar_file(&t, "small", "0123456789");
+        tar_file(&t, "big", "x");
+        ASSERT_EQ_INT(apply(root, tar_end(&t), &opts, &err), -EFBIG);
+        ASSERT_STREQ(err->msg, "layer test: \"big\": the image unpacks to more than 10 bytes (the limit)");
+        error_free(TAKE_PTR(err));
+        ASSERT(faccessat(root, "small", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+        ASSERT(faccessat(root, "big", F_OK, AT_SYMLINK_NOFOLLOW) < 0);
+        close(root);
+}
+
 static void test_whiteouts_and_symlinks(void) {
         /* Lower: a directory d and a symlink l to it. */
         int root = fresh_tree();
@@ -433,6 +471,7 @@ int main(void) {
         RUN(test_hardlinks);
         RUN(test_replaced_parent_is_not_reused);
         RUN(test_whiteouts);
+        RUN(test_budget);
         RUN(test_whiteouts_and_symlinks);
         RUN(test_metadata);
         RUN(test_subdir);
