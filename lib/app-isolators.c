@@ -283,6 +283,7 @@ static int parse_seccomp(const Where *w, struct json_object *v, bool retain, App
         strv_free(iso->syscalls_denied);
         iso->syscalls_allowed = retain ? TAKE_PTR(set) : NULL;
         iso->syscalls_denied = retain ? NULL : TAKE_PTR(set);
+        iso->syscalls_native_only = false;
         return 0;
 }
 
@@ -379,6 +380,7 @@ int app_isolation_parse(const PodIsolator *isolators, size_t n, const char *fiel
                 .syscalls_allowed = strv_copy((char **) APP_SYSCALLS_DEFAULT),
                 .syscalls_denied = strv_copy((char **) APP_SYSCALLS_DEFAULT_DENIED),
                 .syscall_errno = strdup(APP_SYSCALLS_DEFAULT_ERRNO),
+                .syscalls_native_only = true,
                 .restrict_namespaces = true,
         };
         if (!iso.syscalls_allowed || !iso.syscalls_denied || !iso.syscall_errno)

@@ -555,6 +555,8 @@ static void write_app_confinement(FILE *f, const AppUnit *u) {
         write_syscall_filter(f, "SystemCallFilter=~", iso->syscalls_denied);
         if ((iso->syscalls_allowed || iso->syscalls_denied) && iso->syscall_errno)
                 fprintf(f, "SystemCallErrorNumber=%s\n", iso->syscall_errno);
+        if (iso->syscalls_native_only)
+                fputs("SystemCallArchitectures=native\n", f);
         if (iso->memory_max > 0)
                 fprintf(f, "MemoryMax=%" PRIu64 "\n", iso->memory_max);
         if (iso->cpu_millis > 0) {

@@ -276,7 +276,7 @@ static void test_isolators(void) {
         ASSERT(!iso.memory_max && !iso.cpu_millis && !iso.have_oom_score_adjust);
         /* Confined by default: NoNewPrivileges, no namespaces, the filter
          * of the common container default, refusing with EPERM. */
-        ASSERT(iso.no_new_privileges && iso.restrict_namespaces);
+        ASSERT(iso.no_new_privileges && iso.restrict_namespaces && iso.syscalls_native_only);
         ASSERT(strv_length(iso.syscalls_allowed) == 3 && streq(iso.syscalls_allowed[0], "@system-service"));
         ASSERT(strv_contains(iso.syscalls_denied, "io_uring_setup") && strv_contains(iso.syscalls_denied, "@keyring"));
         ASSERT_STREQ(iso.syscall_errno, "EPERM");
@@ -301,7 +301,7 @@ static void test_isolators(void) {
         ASSERT(iso.have_oom_score_adjust && iso.oom_score_adjust == -1000);
         ASSERT(iso.no_new_privileges);
         /* A seccomp isolator replaces the default filter as a whole. */
-        ASSERT(iso.syscalls_allowed && !iso.syscalls_denied && !iso.syscall_errno);
+        ASSERT(iso.syscalls_allowed && !iso.syscalls_denied && !iso.syscall_errno && !iso.syscalls_native_only);
         ASSERT_STREQ(iso.syscalls_allowed[0], "@system-service");
         ASSERT(!iso.syscalls_allowed[1]);
         app_isolation_done(&iso);
@@ -542,7 +542,8 @@ static void test_render(void) {
         ASSERT_CONTAINS(text, "\nRestrictNamespaces=yes\n");
         ASSERT_CONTAINS(text, "\nSystemCallFilter=@system-service chroot ptrace\n"
                               "SystemCallFilter=~@keyring io_uring_enter io_uring_register io_uring_setup userfaultfd\n"
-                              "SystemCallErrorNumber=EPERM\n");
+                              "SystemCallErrorNumber=EPERM\n"
+                              "SystemCallArchitectures=native\n");
         free(text);
 
         /* No capability at all: an empty value would mean all of them. */
