@@ -97,6 +97,11 @@ int stage1_image_of(int pod_fd, char **ret, Error **err) {
  * image. The pod's stage1/manifest only tells which image: the entrypoint
  * is the one the image's own manifest names, inside the image's rootfs. */
 static int open_entrypoint(int pod_fd, const char *name, char **ret_path, Error **err) {
+        /* A pod whose preparation failed before its stage1 was rendered
+         * has none: nothing to run. (A pod cannot remove its own: the
+         * pod directory is read-only in it.) */
+        if (!exists_beneath(pod_fd, "stage1/manifest"))
+                return -EOPNOTSUPP;
         _cleanup_free_ char *image = NULL;
         int r = stage1_image_of(pod_fd, &image, err);
         if (r < 0)

@@ -434,10 +434,12 @@ static int verb_status(int argc, char **argv) {
 static const char exec_usage[] =
         "Usage: podapp exec UUID --app=NAME -- COMMAND [ARGS...]\n"
         "\n"
-        "Runs COMMAND in a running app: in its namespaces and root, with its\n"
-        "environment, as its user and group, in its working directory. Standard\n"
-        "input, output and error are podapp's; the exit status is COMMAND's\n"
-        "(127: not found, 126: not executable).\n";
+        "Runs COMMAND in a running app: as its user and group, in its root and\n"
+        "working directory, with its environment and confinement: the pod's\n"
+        "systemd starts it as a unit with the app's settings (sdpod-security(7)).\n"
+        "Standard input, output and error are podapp's, and nothing else of its;\n"
+        "Ctrl-C reaches COMMAND. The exit status is COMMAND's (127: not found,\n"
+        "126: not executable or not run).\n";
 
 static int verb_exec(int argc, char **argv) {
         const char *app;

@@ -164,9 +164,12 @@ int verb_stop(int argc, char **argv) {
 static const char enter_usage[] =
         "Usage: sdpod enter [--app=NAME] UUID [CMD [ARGS...]]\n"
         "\n"
-        "Runs CMD (default: /bin/sh) inside a running app of a pod: in its\n"
-        "namespaces and root, with its environment, as root. The exit status is\n"
-        "CMD's.\n"
+        "Runs CMD (default: /bin/sh) inside a running app of a pod, as root of the\n"
+        "pod in the app's root \"/\", with the app's environment and confinement:\n"
+        "the pod's systemd starts it as a unit with the app's settings\n"
+        "(sdpod-security(7)). Standard input, output and error are sdpod's, and\n"
+        "nothing else of its; Ctrl-C reaches CMD. The exit status is CMD's\n"
+        "(127: not found, 126: not executable or not run).\n"
         "\n"
         "  --app=NAME   the app (needed when the pod has more than one)\n";
 
