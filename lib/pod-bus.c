@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include "bus-util.h"
+#include "fs.h"
 #include "pod-bus.h"
 
 /* In the child: connects to path and sends the socket over sock. With
@@ -110,20 +111,43 @@ static int connect_in_pid_namespace(pid_t leader, const char *path, int *ret) {
         return receive_fd(ours, ret);
 }
 
+/* The pod's private socket, found inside the pod's root: a path through
+ * /proc/PID/root would resolve a symlink the pod planted there against the
+ * host's root, and lead us to a socket of the host's. Returns an O_PATH fd
+ * of the socket. */
+static int open_private_socket(pid_t leader, Error **err) {
+        char root[64];
+        snprintf(root, sizeof(root), "/proc/%d/root", (int) leader);
+        _cleanup_close_ int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
+                return error_sys(err, -errno, "the pod's root %s", root);
+        int fd = open_in_root(root_fd, SYSTEMD_PRIVATE_SOCKET, O_PATH, 0);
+        struct stat st;
+        if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))) {
+                close(fd);
+                return error_set(err, -ENOTSOCK, "the pod's %s is not a socket", SYSTEMD_PRIVATE_SOCKET);
+        }
+        return fd < 0 ? error_sys(err, fd, "the pod's %s", SYSTEMD_PRIVATE_SOCKET) : fd;
+}
+
 int pod_bus_open(pid_t leader, sd_bus **ret, Error **err) {
+        _cleanup_close_ int sock = open_private_socket(leader, err);
+        if (sock < 0)
+                return error_prefix(err, "cannot connect to the pod's systemd");
+        /* connect(2) to the inode itself, through the fd's magic link. */
         char path[64];
-        snprintf(path, sizeof(path), "/proc/%d/root%s", (int) leader, SYSTEMD_PRIVATE_SOCKET);
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", sock);
         int fd = -1;
         int r = connect_in_pid_namespace(leader, path, &fd);
         if (r < 0)
-                return error_sys(err, r, "cannot connect to the pod's systemd at %s", path);
+                return error_sys(err, r, "cannot connect to the pod's systemd at %s", SYSTEMD_PRIVATE_SOCKET);
         _cleanup_bus_ sd_bus *bus = NULL;
         if ((r = sd_bus_new(&bus)) < 0 || (r = sd_bus_set_fd(bus, fd, fd)) < 0) {
                 close(fd);
                 return error_sys(err, r, "bus");
         }
         if ((r = sd_bus_start(bus)) < 0)
-                return error_sys(err, r, "cannot talk to the pod's systemd at %s", path);
+                return error_sys(err, r, "cannot talk to the pod's systemd at %s", SYSTEMD_PRIVATE_SOCKET);
         *ret = TAKE_PTR(bus);
         return 0;
 }

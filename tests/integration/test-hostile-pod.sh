@@ -268,8 +268,32 @@ assert_contains "status names the manifest that is not a file" "$OUT" "manifest-
 rm "$(pod_dir "$S")/pod"
 mv "$(pod_dir "$S")/pod.real" "$(pod_dir "$S")/pod"
 
-# The entrypoints the pod planted in its root never run on the host.
-assert_exit 0 sd stop "$S"
+# The pod's private bus socket a symlink to a socket of the host: podapp
+# connected to whatever it named (a path through /proc/PID/root resolves an
+# absolute symlink against the host's root).
+python3 - "$T/host.sock" "$T/host.sock.log" <<'EOF' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1]); s.listen(1); s.settimeout(30)
+try:
+    s.accept(); open(sys.argv[2], "w").write("connected\n")
+except socket.timeout:
+    pass
+EOF
+LISTENER=$!
+for i in $(seq 50); do [ -S "$T/host.sock" ] && break; sleep 0.1; done
+as_pod_root "$S" "\$B rm -f /run/systemd/private; \$B ln -s '$T/host.sock' /run/systemd/private"
+assert_exit "1|3" pa list "$S"
+assert_contains "podapp finds no socket where the pod planted a symlink" "$ERR" "run/systemd/private"
+kill "$LISTENER" 2>/dev/null || true
+wait "$LISTENER" 2>/dev/null || true
+assert_file_absent "$T/host.sock.log"
+
+# The entrypoints the pod planted in its root never run on the host. And
+# a pod that cannot halt (its own bus is gone) does not hold 'sdpod stop'
+# for ever: after 30 s it is killed.
+assert_exit 0 timeout 120 "$SDPOD" --dir="$DATA" stop "$S"
+assert_contains "the stop says it killed the pod" "$ERR" "did not halt within 30 s: killing it"
 wait_gone() { for i in $(seq 100); do [ "$(status_of "$1" state)" = exited ] && return 0; sleep 0.1; done; return 1; }
 check "the sandbox stopped" wait_gone "$S"
 assert_exit 0 sd gc --grace-period=0
@@ -310,4 +334,8 @@ assert_match "the faker sent READY=1 to launchers" 'notify=[1-9]' "$OUT"
 assert_exit 0 sd stop "$F"
 
 assert_exit 0 sd gc --grace-period=0
+for u in "$U" "$S" "$D" "$F"; do
+	no_pod_procs "$u"
+	no_pod_cgroup "$u"
+done
 leak_check
