@@ -14,6 +14,7 @@
 #include "pod-launch.h"
 #include "stage1.h"
 #include "time-util.h"
+#include "warn.h"
 
 #define LAUNCH_TIMEOUT_USEC (90 * USEC_PER_SEC)
 
@@ -173,6 +174,26 @@ static int pod_launch(PodStore *ps, const char *uuid, Error **err) {
                         return launch_unit(bus, uuid, unit, LAUNCH_TIMEOUT_USEC, err);
         }
         return launch_detached(ps, uuid, LAUNCH_TIMEOUT_USEC, err);
+}
+
+int pod_stop(PodStore *ps, Pod *p, bool force, Error **err) {
+        char *force_arg[] = { "--force", NULL };
+        int r = stage1_run(p->fd, p->uuid, STAGE1_ENTRYPOINT_STOP, force ? force_arg : NULL, err);
+        if (r < 0 || force)
+                return r < 0 ? r : pod_wait(ps, p, 0, err);
+        _cleanup_error_ Error *timeout = NULL;
+        r = pod_wait(ps, p, POD_STOP_TIMEOUT_USEC, &timeout);
+        if (r != -ETIMEDOUT) {
+                if (r < 0 && err && timeout)
+                        *err = TAKE_PTR(timeout);
+                return r;
+        }
+        warn("pod %s did not halt within %llu s: killing it", p->uuid,
+             (unsigned long long) (POD_STOP_TIMEOUT_USEC / USEC_PER_SEC));
+        if ((r = stage1_run(p->fd, p->uuid, STAGE1_ENTRYPOINT_STOP, force_arg, err)) < 0 ||
+            (r = pod_wait(ps, p, 0, err)) < 0)
+                return r;
+        return 1;
 }
 
 int pod_launch_prepared(PodStore *ps, Pod **p, char ret_uuid[static UUID_STRING_MAX], Error **err) {

@@ -8,6 +8,8 @@
  * session (stdin, stdout and stderr /dev/null), whose READY=1 reaches us on
  * a notify socket of ours (systemd-nspawn --notify-ready=yes). */
 
+#include <stdbool.h>
+
 #include "error.h"
 #include "pod.h"
 #include "uuid.h"
@@ -19,6 +21,18 @@
  * most 90 s. A pod that exits before, or a unit that fails, is an error that
  * says so, and such a pod is removed: nothing of it is kept. */
 int pod_launch_prepared(PodStore *ps, Pod **p, char ret_uuid[static UUID_STRING_MAX], Error **err);
+
+/* How long a stop waits for a pod to halt in order before it kills it:
+ * the apps' own grace (10 s) and the rest of the halt, as pod@.service's
+ * TimeoutStopSec= allows. A pod that does not halt (its own systemd
+ * wedged, or hostile) cannot make the stop wait for ever. */
+#define POD_STOP_TIMEOUT_USEC (30 * 1000000ULL)
+
+/* Stops the running pod p and waits until it has exited: asks it to halt
+ * (the stage1's stop entrypoint) and, when it has not within
+ * POD_STOP_TIMEOUT_USEC, or at once with force, kills it. Returns 1 when
+ * it had to be killed after the timeout (warned). */
+int pod_stop(PodStore *ps, Pod *p, bool force, Error **err);
 
 /* A datagram socket for READY=1, bound to an abstract address (returned
  * "@..."), that receives its senders' credentials. */

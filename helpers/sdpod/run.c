@@ -113,7 +113,8 @@ static const char stop_usage[] =
         "\n"
         "Stops running pods and waits until they have exited. By default the pod\n"
         "halts in order: its apps get SIGTERM (and SIGKILL after 10 s), and their\n"
-        "exit statuses are recorded. Prints the UUID of each pod stopped.\n"
+        "exit statuses are recorded; a pod that has not halted after 30 s is killed\n"
+        "(with a warning). Prints the UUID of each pod stopped.\n"
         "\n"
         "  --force   kill the pod at once; exit statuses are not recorded\n";
 
@@ -145,12 +146,10 @@ int verb_stop(int argc, char **argv) {
                 Error *err = NULL;
                 _cleanup_pod_store_ PodStore *ps = NULL;
                 _cleanup_pod_ Pod *p = NULL;
-                char *force_arg[] = { "--force", NULL };
                 int r = cli_open_pod(argv[i], &ps, &p, &err);
                 if (r >= 0 && p->state != POD_STATE_RUNNING)
                         r = error_set(&err, -EALREADY, "pod %s is not running (%s)", p->uuid, pod_state_to_string(p->state));
-                r = r < 0 ? r : stage1_run(p->fd, p->uuid, STAGE1_ENTRYPOINT_STOP, force ? force_arg : NULL, &err);
-                r = r < 0 ? r : pod_wait(ps, p, 0, &err);
+                r = r < 0 ? r : pod_stop(ps, p, force, &err);
                 if (r < 0) {
                         int s = cli_fail(err);
                         status = status ?: s;
