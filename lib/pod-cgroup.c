@@ -3,9 +3,11 @@
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 
 #include "fs.h"
 #include "pod-cgroup.h"
+#include "uuid.h"
 
 #define CGROUP_ROOT "/sys/fs/cgroup"
 /* A pod makes the cgroups below its own (its systemd, one per unit):
@@ -71,6 +73,58 @@ static int remove_cgroup(int dir, const char *name, unsigned depth) {
         if (unlinkat(dir, name, AT_REMOVEDIR) < 0 && errno != ENOENT && ret == 0)
                 ret = -errno;
         return ret;
+}
+
+/* Whether the cgroup tree at dir has a process (its cgroup.procs, or a
+ * child's, is not empty); errors count as "yes": keep it. */
+static bool cgroup_busy(int dir, unsigned depth) {
+        char buf[16];
+        _cleanup_close_ int procs = openat(dir, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+        if (procs < 0 || read(procs, buf, sizeof(buf)) != 0 || depth > CGROUP_DEPTH_MAX)
+                return true;
+        int dup = fcntl(dir, F_DUPFD_CLOEXEC, 3);
+        _cleanup_closedir_ DIR *d = dup < 0 ? NULL : fdopendir(dup);
+        if (!d) {
+                if (dup >= 0)
+                        close(dup);
+                return true;
+        }
+        for (struct dirent *de; (de = readdir(d));) {
+                if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                        continue;
+                _cleanup_close_ int child = openat(dir, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (child < 0 || cgroup_busy(child, depth + 1))
+                        return true;
+        }
+        return false;
+}
+
+int pod_cgroup_remove_stale(void) {
+        const char *h[3];
+        int removed = 0;
+        hierarchies(h);
+        time_t now = time(NULL);
+        for (const char **i = h; *i; i++) {
+                char path[PATH_MAX];
+                snprintf(path, sizeof(path), "%s/sdpod", *i);
+                int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                _cleanup_closedir_ DIR *d = fd < 0 ? NULL : fdopendir(fd);
+                if (!d) {
+                        if (fd >= 0)
+                                close(fd);
+                        continue;
+                }
+                for (struct dirent *de; (de = readdir(d));) {
+                        struct stat st;
+                        if (de->d_type != DT_DIR || !uuid_is_valid(de->d_name) ||
+                            fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || now - st.st_mtime < 60)
+                                continue;
+                        _cleanup_close_ int c = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (c >= 0 && !cgroup_busy(c, 0) && remove_cgroup(dirfd(d), de->d_name, 0) >= 0)
+                                removed++;
+                }
+        }
+        return removed;
 }
 
 int pod_cgroup_remove(const char *uuid, Error **err) {

@@ -17,3 +17,9 @@ int pod_cgroup_enter(const char *uuid, Error **err);
  * must be gone). Missing is fine; a cgroup that still has processes is
  * -EBUSY. */
 int pod_cgroup_remove(const char *uuid, Error **err);
+
+/* Removes the cgroups of pods deleted without their gc entrypoint (a data
+ * directory removed by hand): those of CGROUP/sdpod/ without a process,
+ * older than a minute (a pod being started has made its cgroup and is
+ * about to move in). Returns how many. */
+int pod_cgroup_remove_stale(void);

@@ -175,9 +175,11 @@ static int gc(const char *uuid) {
                 return fail(err);
         if (n > 0)
                 fprintf(stderr, "gc: pod %s: killed its PID 1, left running after systemd-nspawn died\n", uuid);
-        /* The cgroup the run entrypoint made on a host without systemd. */
+        /* The cgroup the run entrypoint made on a host without systemd,
+         * and those of pods deleted without this entrypoint. */
         if (pod_cgroup_remove(uuid, &err) < 0)
                 return fail(err);
+        (void) pod_cgroup_remove_stale();
         return 0;
 }
 

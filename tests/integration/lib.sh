@@ -432,6 +432,12 @@ no_pod_procs() {
 	assert_eq "no process of pod $1 is left" "" "$(pod_procs "$1")"
 }
 
+# no_pod_cgroup UUID: the cgroups the run entrypoint makes for a pod on a
+# host without systemd are gone.
+no_pod_cgroup() {
+	assert_eq "no cgroup of pod $1 is left" "" "$(ls -d /sys/fs/cgroup/sdpod/"$1" /sys/fs/cgroup/*/sdpod/"$1" 2>/dev/null)"
+}
+
 # leak_begin: remember what leak_check compares against.
 leak_begin() {
 	_leak_mounts=$(wc -l </proc/self/mountinfo)
