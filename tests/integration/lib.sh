@@ -772,12 +772,15 @@ example() {
 	local shell=$BASHPID watchdog keep
 	exec {keep}>&1
 	trap 'exec >&"$keep" 2>&1; fail "$page example still running after 120 s: $cmd"; exit 1' ALRM
+	# Without the test's output: a watchdog killed before its TERM trap is
+	# set leaves its sleep behind, which must not hold meson's pipe (the
+	# keep fd too) for two minutes.
 	(
 		trap 'kill "$nap" 2>/dev/null; exit 0' TERM
 		sleep 120 &
 		nap=$!
 		wait "$nap" && kill -ALRM "$shell"
-	) >/dev/null 2>&1 &
+	) >/dev/null 2>&1 {keep}>&- &
 	watchdog=$!
 	RC=0
 	{ eval "$run"; } >"$out" 2>"$err" </dev/null || RC=$?
