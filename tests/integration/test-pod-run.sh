@@ -286,6 +286,22 @@ assert_contains "root in the pod cannot write what only the host's root may" "$O
 assert_file_absent "$T/hostvol/denied"
 
 # ---------------------------------------------------------------------------
+echo "# --private-users=no: the operator's choice of a pod without a user namespace"
+# ---------------------------------------------------------------------------
+assert_exit 0 sd run --uuid-file="$T/u-nouserns" --private-users=no busybox --user=0 --exec=/bin/sh -- -c \
+	'echo "map=$(tr -s " " </proc/self/uid_map | sed "s/^ //")"; grep -E "^(NoNewPrivs|Seccomp):" /proc/self/status'
+assert_contains "root in the pod is the host's" "$OUT" "map=0 0 4294967295"
+assert_match "its apps keep their confinement" 'NoNewPrivs:[[:space:]]+1' "$OUT"
+assert_eq "status says so" no "$(status_of "$(cat "$T/u-nouserns")" private-users)"
+assert_exit 2 sd run --private-users=maybe busybox --exec=/bin/true
+assert_contains "a bad value is named" "$ERR" "--private-users=maybe: expected yes or no"
+# An app whose ids do not fit a pod's range is refused at prepare.
+assert_exit 2 sd prepare busybox --user=70000 --exec=/bin/true
+assert_contains "an id beyond the range is refused" "$ERR" "outside the pod's user namespace"
+assert_exit 0 sd prepare --private-users=no busybox --user=70000 --exec=/bin/true
+assert_exit 0 sd rm "$OUT"
+
+# ---------------------------------------------------------------------------
 echo "# run --detach without a systemd host: a process of its own; sdpod journal"
 # ---------------------------------------------------------------------------
 assert_exit 0 sd run --detach --name=bg busybox --exec=/bin/sh -- -c 'echo bg-out; echo bg-err >&2; exec sleep 600'
