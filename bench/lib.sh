@@ -103,3 +103,74 @@ bench_stats() {
                 }
         }'
 }
+
+# sha256 hex of a file.
+bench_sha256_of() {
+        sha256sum -- "$1" | cut -d' ' -f1
+}
+
+# Moves FILE into LAYOUT's blob directory under its digest; leaves
+# "DIGEST SIZE" in REPLY.
+bench_add_blob() {
+        local layout=$1 file=$2 hex size
+        hex=$(bench_sha256_of "$file")
+        size=$(stat -c %s -- "$file")
+        mv -- "$file" "$layout/blobs/sha256/$hex"
+        REPLY="sha256:$hex $size"
+}
+
+# bench_oci_layout LAYOUT LAYER COMPRESS: an OCI image layout with one layer. LAYER is the
+# uncompressed tar; with COMPRESS=gzip the layer blob is its gzip, as
+# registries and builders usually ship it.
+bench_oci_layout() {
+        local layout=$1 layer=$2 compress=$3
+        local diff_id media_type layer_digest layer_size config_digest config_size
+        local manifest_digest manifest_size arch
+        mkdir -p "$layout/blobs/sha256"
+        diff_id=sha256:$(bench_sha256_of "$layer")
+
+        if [[ $compress == gzip ]]; then
+                # -n: no name or time in the header, for a reproducible digest
+                gzip -n -6 -c -- "$layer" >"$layout/layer.tmp"
+                media_type=application/vnd.oci.image.layer.v1.tar+gzip
+        else
+                ln -- "$layer" "$layout/layer.tmp"
+                media_type=application/vnd.oci.image.layer.v1.tar
+        fi
+        bench_add_blob "$layout" "$layout/layer.tmp"
+        read -r layer_digest layer_size <<<"$REPLY"
+
+        # The architecture sdpod picks by default, or it would refuse the image.
+        case $(uname -m) in
+        x86_64) arch=amd64 ;;
+        aarch64) arch=arm64 ;;
+        *) arch=$(uname -m) ;;
+        esac
+        jq -cn --arg arch "$arch" --arg diff "$diff_id" --arg created "$(date -u -d "@${EPOCH:-1700000000}" +%FT%TZ)" '{
+                created: $created, architecture: $arch, os: "linux",
+                config: { Env: ["PATH=/usr/bin"], Cmd: ["/usr/bin/sh"], WorkingDir: "/" },
+                rootfs: { type: "layers", diff_ids: [$diff] }
+        }' | tr -d '\n' >"$layout/config.tmp"
+        bench_add_blob "$layout" "$layout/config.tmp"
+        read -r config_digest config_size <<<"$REPLY"
+
+        jq -cn --arg cd "$config_digest" --argjson cs "$config_size" \
+                --arg ld "$layer_digest" --argjson ls "$layer_size" --arg lt "$media_type" '{
+                schemaVersion: 2,
+                mediaType: "application/vnd.oci.image.manifest.v1+json",
+                config: { mediaType: "application/vnd.oci.image.config.v1+json", digest: $cd, size: $cs },
+                layers: [ { mediaType: $lt, digest: $ld, size: $ls } ]
+        }' | tr -d '\n' >"$layout/manifest.tmp"
+        bench_add_blob "$layout" "$layout/manifest.tmp"
+        read -r manifest_digest manifest_size <<<"$REPLY"
+
+        jq -n --arg md "$manifest_digest" --argjson ms "$manifest_size" '{
+                schemaVersion: 2,
+                mediaType: "application/vnd.oci.image.index.v1+json",
+                manifests: [ {
+                        mediaType: "application/vnd.oci.image.manifest.v1+json", digest: $md, size: $ms,
+                        annotations: { "org.opencontainers.image.ref.name": "bench:latest" }
+                } ]
+        }' >"$layout/index.json"
+        printf '{"imageLayoutVersion":"1.0.0"}' >"$layout/oci-layout"
+}
