@@ -149,7 +149,7 @@ static int touch_app_file(AppPod *ap, const char *app, const char *file, Error *
         char path[128];
         app_file(app, file, path);
         _cleanup_close_ int fd = open_beneath_no_symlinks(ap->pod->fd, path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NOCTTY, 0644);
-        return fd < 0 ? error_sys(err, -errno, "pod %s: %s", ap->pod->uuid, path) : 0;
+        return fd < 0 ? error_sys(err, fd, "pod %s: %s", ap->pod->uuid, path) : 0;
 }
 
 static bool has_app_file(AppPod *ap, const char *app, const char *file) {
