@@ -280,7 +280,7 @@ static int extract_whiteout(Extract *x, const char *parent, const char *base, Er
 
         if (streq(base, ".wh..wh..opq")) {
                 /* Opaque directory: hide every lower entry of it. */
-                _cleanup_closedir_ DIR *d = fdopendir(TAKE_FD(pfd));
+                _cleanup_closedir_ DIR *d = opendir_at(pfd, ".");
                 if (!d)
                         return error_sys(err, -errno, "%s: opaque directory \"%s\"", x->what, parent);
                 struct dirent *de;

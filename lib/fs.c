@@ -8,6 +8,7 @@
 #include <sys/syscall.h>
 
 #include "fs.h"
+#include "strv.h"
 
 static int openat2_resolve(int dirfd, const char *path, int flags, mode_t mode, uint64_t resolve) {
         struct open_how how = {
@@ -149,7 +150,6 @@ typedef struct RmFrame {
         uint64_t ino;           /* to recognise it when it is reopened */
         DIR *dir;               /* NULL: closed, reopen through ".." */
         char **skip;            /* entries that could not be removed: not tried twice */
-        size_t n_skip;
 } RmFrame;
 
 typedef struct RmTree {
@@ -166,17 +166,8 @@ static void rm_frame_done(RmTree *t, RmFrame *f) {
                 t->open--;
         }
         free(f->name);
-        for (size_t i = 0; i < f->n_skip; i++)
-                free(f->skip[i]);
-        free(f->skip);
+        strv_free(f->skip);
         *f = (RmFrame) {};
-}
-
-static bool rm_frame_skips(const RmFrame *f, const char *name) {
-        for (size_t i = 0; i < f->n_skip; i++)
-                if (streq(f->skip[i], name))
-                        return true;
-        return false;
 }
 
 /* Remembers that name could not be removed (r), so the walk neither tries
@@ -186,23 +177,14 @@ static int rm_failed(RmTree *t, RmFrame *f, const char *name, int r) {
                 return 0;
         if (t->ret == 0)
                 t->ret = r;
-        char **l = reallocarray(f->skip, f->n_skip + 1, sizeof(char *));
-        if (!l)
-                return -ENOMEM;
-        f->skip = l;
-        if (!(f->skip[f->n_skip] = strdup(name)))
-                return -ENOMEM;
-        f->n_skip++;
-        return 0;
+        return strv_push(&f->skip, name);
 }
 
-static int rm_frame_open(RmTree *t, RmFrame *f, int fd) {
-        f->dir = fdopendir(fd);
-        if (!f->dir) {
-                int r = -errno;
-                close(fd);
-                return r;
-        }
+/* Opens f's directory, path below dirfd. */
+static int rm_frame_open(RmTree *t, RmFrame *f, int dirfd, const char *path) {
+        f->dir = opendir_at(dirfd, path);
+        if (!f->dir)
+                return -errno;
         t->open++;
         return 0;
 }
@@ -221,29 +203,24 @@ static int rm_descend(RmTree *t, const char *name) {
                 return 0;
         if (mnt != t->mnt_id)
                 return rm_failed(t, top, name, -EBUSY) ?: 1; /* a mount point: never descend */
-        int fd = openat(dirfd(top->dir), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
-                return rm_failed(t, top, name, -errno) ?: 1;
         if (t->n == t->cap) {
                 size_t cap = t->cap * 2;
                 RmFrame *l = reallocarray(t->frames, cap, sizeof(RmFrame));
-                if (!l) {
-                        close(fd);
+                if (!l)
                         return -ENOMEM;
-                }
                 t->frames = l;
                 t->cap = cap;
                 top = &t->frames[t->n - 1];
         }
         RmFrame *f = &t->frames[t->n];
-        *f = (RmFrame) { .name = strdup(name), .ino = sx.stx_ino };
-        if (!f->name) {
-                close(fd);
+        *f = (RmFrame) { .ino = sx.stx_ino };
+        if ((r = rm_frame_open(t, f, dirfd(top->dir), name)) < 0)
+                return rm_failed(t, top, name, r) ?: 1;
+        if (!(f->name = strdup(name))) {
+                rm_frame_done(t, f);
                 return -ENOMEM;
         }
         t->n++;
-        if ((r = rm_frame_open(t, f, fd)) < 0)
-                return r;
         /* Too many open: the parent is closed, and found again through "..". */
         if (t->open > RM_RF_OPEN_DIRS && top->dir) {
                 closedir(top->dir);
@@ -259,19 +236,15 @@ static int rm_ascend(RmTree *t) {
         if (!parent->dir) {
                 /* Reopened through "..", which must be the directory we came
                  * from: were the tree moved meanwhile, ".." could be any
-                 * directory of the host. */
-                int fd = openat(dirfd(f->dir), "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (fd < 0)
-                        return -errno;
+                 * directory of the host. Nothing is read of it before it
+                 * passed. */
                 struct statx sx;
                 uint64_t mnt;
-                int r = stat_entry(fd, "", &mnt, &sx);
-                if (r < 0 || sx.stx_ino != parent->ino || mnt != t->mnt_id) {
-                        close(fd);
-                        return r < 0 ? r : -ESTALE;
-                }
-                if ((r = rm_frame_open(t, parent, fd)) < 0)
+                int r = rm_frame_open(t, parent, dirfd(f->dir), "..");
+                if (r < 0 || (r = stat_entry(dirfd(parent->dir), "", &mnt, &sx)) < 0)
                         return r;
+                if (sx.stx_ino != parent->ino || mnt != t->mnt_id)
+                        return -ESTALE;
         }
         _cleanup_free_ char *name = TAKE_PTR(f->name);
         rm_frame_done(t, f);
@@ -281,22 +254,22 @@ static int rm_ascend(RmTree *t) {
         return 0;
 }
 
-/* Removes everything below the directory fd (taken). */
-static int rm_rf_children(int fd, uint64_t mnt_id) {
-        RmTree t = { .cap = 16, .mnt_id = mnt_id };
+/* Removes everything below the directory d (taken). */
+static int rm_rf_children(DIR *d, uint64_t mnt_id) {
+        RmTree t = { .cap = 16, .n = 1, .open = 1, .mnt_id = mnt_id };
         if (!(t.frames = calloc(t.cap, sizeof(RmFrame)))) {
-                close(fd);
+                closedir(d);
                 return -ENOMEM;
         }
-        t.n = 1;
-        int r = rm_frame_open(&t, &t.frames[0], fd);
+        t.frames[0].dir = d;
+        int r = 0;
         while (r >= 0) {
                 RmFrame *top = &t.frames[t.n - 1];
                 struct dirent *de;
                 bool descended = false;
                 errno = 0;
                 while (!descended && (de = readdir(top->dir))) {
-                        if (streq(de->d_name, ".") || streq(de->d_name, "..") || rm_frame_skips(top, de->d_name))
+                        if (streq(de->d_name, ".") || streq(de->d_name, "..") || strv_contains(top->skip, de->d_name))
                                 continue;
                         if (de->d_type == DT_DIR || de->d_type == DT_UNKNOWN) {
                                 r = rm_descend(&t, de->d_name);
@@ -342,10 +315,10 @@ int rm_rf_at(int dirfd, const char *name) {
         if (!S_ISDIR(sx.stx_mode))
                 return unlinkat(dirfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
 
-        int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
+        DIR *d = opendir_at(dirfd, name);
+        if (!d)
                 return errno == ENOENT ? 0 : -errno;
-        r = rm_rf_children(fd, id);
+        r = rm_rf_children(d, id);
         if (r < 0)
                 return r;
         if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
@@ -373,6 +346,19 @@ int rm_rf(const char *path) {
                         return errno == ENOENT ? 0 : -errno;
         }
         return rm_rf_at(slash ? parent : AT_FDCWD, base);
+}
+
+DIR *opendir_at(int dirfd, const char *path) {
+        int fd = openat(dirfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return NULL;
+        DIR *d = fdopendir(fd);
+        if (!d) {
+                int saved = errno;
+                close(fd);
+                errno = saved;
+        }
+        return d;
 }
 
 int fsync_dir_at(int dirfd, const char *path) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -54,6 +55,11 @@ int rm_rf_at(int dirfd, const char *name);
 /* The same for a path given by the operator (or a test): its parent is
  * resolved as any path is, symlinks included. */
 int rm_rf(const char *path);
+
+/* A DIR of the directory path below dirfd ("." for dirfd itself, read from
+ * its start, whatever was read of dirfd before); a symlink as its last
+ * component is not followed. NULL with errno set. */
+DIR *opendir_at(int dirfd, const char *path);
 
 /* fsync(2) of a directory, so a rename or create in it is durable. */
 int fsync_dir_at(int dirfd, const char *path);

@@ -408,12 +408,9 @@ static int import_finish(Import *imp, Error **err) {
                 return r;
 
         /* The blobs join the store only now that all were verified. */
-        int fd = openat(imp->blobs_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        _cleanup_closedir_ DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-        if (!d) {
-                closep(&fd);
+        _cleanup_closedir_ DIR *d = opendir_at(imp->blobs_fd, ".");
+        if (!d)
                 return error_sys(err, -errno, "image %s: committing blobs", im->id);
-        }
         struct dirent *de;
         while ((de = readdir(d)))
                 if (hex_digest_is_valid(de->d_name) &&

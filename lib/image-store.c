@@ -114,14 +114,9 @@ static int image_compare(const void *a, const void *b) {
 }
 
 int image_store_list(ImageStore *s, Image ***ret, size_t *ret_n, Error **err) {
-        int fd = openat(s->db_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
+        _cleanup_closedir_ DIR *d = opendir_at(s->db_fd, ".");
+        if (!d)
                 return error_sys(err, -errno, "image store");
-        _cleanup_closedir_ DIR *d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return error_sys(err, -errno, "image store");
-        }
 
         Image **l = NULL;
         size_t n = 0;
@@ -317,14 +312,9 @@ static int dir_size_and_remove(int dirfd, const char *name, uint64_t *bytes) {
 /* Removes every entry of dirfd whose name is not in keep (with only_tmp,
  * only the temporary files of writers, ".tmp-*"). */
 static int sweep_dir(int dirfd, char *const *keep, bool only_tmp, unsigned *count, uint64_t *bytes, const char *what, Error **err) {
-        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
+        _cleanup_closedir_ DIR *d = opendir_at(dirfd, ".");
+        if (!d)
                 return error_sys(err, -errno, "image gc: %s", what);
-        _cleanup_closedir_ DIR *d = fdopendir(fd);
-        if (!d) {
-                close(fd);
-                return error_sys(err, -errno, "image gc: %s", what);
-        }
         struct dirent *de;
         while ((de = readdir(d))) {
                 if (streq(de->d_name, ".") || streq(de->d_name, ".."))

@@ -52,21 +52,14 @@ int pod_cgroup_enter(const char *uuid, Error **err) {
 static int remove_cgroup(int dir, const char *name, unsigned depth) {
         if (depth > CGROUP_DEPTH_MAX)
                 return -ELOOP;
-        _cleanup_close_ int fd = openat(dir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        if (fd < 0)
+        _cleanup_closedir_ DIR *d = opendir_at(dir, name);
+        if (!d)
                 return errno == ENOENT ? 0 : -errno;
-        int dup = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-        _cleanup_closedir_ DIR *d = dup < 0 ? NULL : fdopendir(dup);
-        if (!d) {
-                if (dup >= 0)
-                        close(dup);
-                return -errno;
-        }
         int ret = 0;
         for (struct dirent *de; (de = readdir(d));) {
                 if (de->d_type != DT_DIR || streq(de->d_name, ".") || streq(de->d_name, ".."))
                         continue;
-                int r = remove_cgroup(fd, de->d_name, depth + 1);
+                int r = remove_cgroup(dirfd(d), de->d_name, depth + 1);
                 if (r < 0 && ret == 0)
                         ret = r;
         }
@@ -82,13 +75,9 @@ static bool cgroup_busy(int dir, unsigned depth) {
         _cleanup_close_ int procs = openat(dir, "cgroup.procs", O_RDONLY | O_CLOEXEC);
         if (procs < 0 || read(procs, buf, sizeof(buf)) != 0 || depth > CGROUP_DEPTH_MAX)
                 return true;
-        int dup = fcntl(dir, F_DUPFD_CLOEXEC, 3);
-        _cleanup_closedir_ DIR *d = dup < 0 ? NULL : fdopendir(dup);
-        if (!d) {
-                if (dup >= 0)
-                        close(dup);
+        _cleanup_closedir_ DIR *d = opendir_at(dir, ".");
+        if (!d)
                 return true;
-        }
         for (struct dirent *de; (de = readdir(d));) {
                 if (de->d_type != DT_DIR || de->d_name[0] == '.')
                         continue;
@@ -107,13 +96,9 @@ int pod_cgroup_remove_stale(void) {
         for (const char **i = h; *i; i++) {
                 char path[PATH_MAX];
                 snprintf(path, sizeof(path), "%s/sdpod", *i);
-                int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                _cleanup_closedir_ DIR *d = fd < 0 ? NULL : fdopendir(fd);
-                if (!d) {
-                        if (fd >= 0)
-                                close(fd);
+                _cleanup_closedir_ DIR *d = opendir_at(AT_FDCWD, path);
+                if (!d)
                         continue;
-                }
                 for (struct dirent *de; (de = readdir(d));) {
                         struct stat st;
                         if (de->d_type != DT_DIR || !uuid_is_valid(de->d_name) ||

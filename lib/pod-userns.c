@@ -117,16 +117,14 @@ void pod_userns_release(const char *data, const char *uuid, const PodUserns *u) 
 
 int pod_userns_release_stale(const char *data, bool (*pod_exists)(const char *uuid, void *userdata), void *userdata,
                              Error **err) {
-        int fd = open_claims(data, false);
+        _cleanup_close_ int fd = open_claims(data, false);
         if (fd == -ENOENT)
                 return 0;
         if (fd < 0)
                 return error_sys(err, fd, "cannot open %s/%s", data, POD_USERNS_DIR);
-        _cleanup_closedir_ DIR *d = fdopendir(fd);
-        if (!d) {
-                close(fd);
+        _cleanup_closedir_ DIR *d = opendir_at(fd, ".");
+        if (!d)
                 return error_sys(err, -errno, "%s/%s", data, POD_USERNS_DIR);
-        }
         int released = 0;
         for (struct dirent *de; (de = readdir(d));) {
                 if (de->d_name[0] == '.')

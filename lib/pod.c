@@ -214,14 +214,9 @@ typedef int (*EntryFunc)(PodStore *s, PodDir d, const char *name, void *userdata
 /* Calls f for every pod-like entry of state directory d; stray names are
  * warned about. */
 static int pod_dir_foreach(PodStore *s, PodDir d, EntryFunc f, void *userdata) {
-        int fd = openat(s->dir_fds[d], ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
+        _cleanup_closedir_ DIR *dir = opendir_at(s->dir_fds[d], ".");
+        if (!dir)
                 return -errno;
-        _cleanup_closedir_ DIR *dir = fdopendir(fd);
-        if (!dir) {
-                close(fd);
-                return -errno;
-        }
         struct dirent *de;
         while ((errno = 0, de = readdir(dir))) {
                 if (streq(de->d_name, ".") || streq(de->d_name, ".."))
