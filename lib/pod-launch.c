@@ -103,7 +103,7 @@ static _noreturn_ void detached_child(PodStore *ps, const char *uuid, const char
             setenv("NOTIFY_SOCKET", notify, 1) < 0)
                 _exit(125);
         if (pod_start_prepared(ps, uuid, &p, &err) >= 0)
-                stage1_exec_run(p, &err);
+                stage1_exec_run(p->fd, p->uuid, &err);
         dprintf(caller_stderr, "%s\n", err ? err->msg : strerror(ENOMEM));
         _exit(err && err->code == -EALREADY ? 124 : 125);
 }

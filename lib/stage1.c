@@ -164,28 +164,26 @@ int stage1_exec(int pod_fd, const char *uuid, const char *name, char *const *arg
         return error_sys(err, -errno, "pod %s: cannot execute the stage1 entrypoint %s", uuid, path);
 }
 
-int stage1_exec_run(Pod *p, Error **err) {
+int stage1_exec_run(int pod_fd, const char *uuid, Error **err) {
         char fd[16];
-        snprintf(fd, sizeof(fd), "%d", p->fd);
-        if (setenv("SDPOD_LOCK_FD", fd, 1) < 0 || fcntl(p->fd, F_SETFD, 0) < 0)
-                return error_sys(err, -errno, "pod %s: cannot pass its lock on", p->uuid);
+        snprintf(fd, sizeof(fd), "%d", pod_fd);
+        if (setenv("SDPOD_LOCK_FD", fd, 1) < 0 || fcntl(pod_fd, F_SETFD, 0) < 0)
+                return error_sys(err, -errno, "pod %s: cannot pass its lock on", uuid);
         fflush(stdout);
-        int r = stage1_exec(p->fd, p->uuid, STAGE1_ENTRYPOINT_RUN, NULL, err);
-        fcntl(p->fd, F_SETFD, FD_CLOEXEC);
+        int r = stage1_exec(pod_fd, uuid, STAGE1_ENTRYPOINT_RUN, NULL, err);
+        fcntl(pod_fd, F_SETFD, FD_CLOEXEC);
         unsetenv("SDPOD_LOCK_FD");
         return r;
 }
 
-int stage1_exec_enter(Pod *p, const char *app, bool as_app, char *const *cmd, Error **err) {
-        if (p->state != POD_STATE_RUNNING)
-                return error_set(err, -ESRCH, "pod %s is not running (it is %s)", p->uuid, pod_state_to_string(p->state));
+int stage1_exec_enter(int pod_fd, const char *uuid, const char *app, bool as_app, char *const *cmd, Error **err) {
         size_t n = 0;
         for (char *const *c = cmd; c && *c; c++)
                 n++;
         _cleanup_free_ char *app_arg = NULL;
         _cleanup_free_ char **args = calloc(n + 4, sizeof(char *));
         if (!args || (app && asprintf(&app_arg, "--app=%s", app) < 0))
-                return error_sys(err, -ENOMEM, "pod %s", p->uuid);
+                return error_sys(err, -ENOMEM, "pod %s", uuid);
         size_t k = 0;
         if (app_arg)
                 args[k++] = app_arg;
@@ -194,7 +192,7 @@ int stage1_exec_enter(Pod *p, const char *app, bool as_app, char *const *cmd, Er
         args[k++] = (char *) "--";
         for (size_t i = 0; i < n; i++)
                 args[k++] = cmd[i];
-        return stage1_exec(p->fd, p->uuid, STAGE1_ENTRYPOINT_ENTER, args, err);
+        return stage1_exec(pod_fd, uuid, STAGE1_ENTRYPOINT_ENTER, args, err);
 }
 
 int stage1_run(int pod_fd, const char *uuid, const char *name, char *const *args, Error **err) {

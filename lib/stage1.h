@@ -25,7 +25,6 @@
 #include <sys/types.h>
 
 #include "error.h"
-#include "pod.h"
 
 #define STAGE1_ENTRYPOINT_RUN "sdpod/stage1/run"
 #define STAGE1_ENTRYPOINT_STOP "sdpod/stage1/stop"
@@ -53,17 +52,18 @@ int stage1_image_of(int pod_fd, char **ret, Error **err);
  * no such entrypoint is -EOPNOTSUPP. */
 int stage1_exec(int pod_fd, const char *uuid, const char *name, char *const *args, Error **err);
 
-/* Hands a pod whose lock p holds, in run/, to its run entrypoint, which boots
- * it: the lock fd passes through the exec ($SDPOD_LOCK_FD) and is held by
- * systemd-nspawn until the pod has exited. Returns only on failure. */
-int stage1_exec_run(Pod *p, Error **err);
+/* Hands a pod in run/ whose directory pod_fd the caller holds locked to its
+ * run entrypoint, which boots it: the lock fd passes through the exec
+ * ($SDPOD_LOCK_FD) and is held by systemd-nspawn until the pod has exited.
+ * Returns only on failure. */
+int stage1_exec_run(int pod_fd, const char *uuid, Error **err);
 
-/* Runs cmd (NULL: the entrypoint's default shell) in an app of the running
- * pod p through its enter entrypoint, in place of this process: app NULL
+/* Runs cmd (NULL: the entrypoint's default shell) in an app of a running
+ * pod through its enter entrypoint, in place of this process: app NULL
  * means the pod's only app; as_app runs it as the app's user, group and
- * working directory rather than as root in "/". A pod that does not run:
- * -ESRCH. Returns only on failure. */
-int stage1_exec_enter(Pod *p, const char *app, bool as_app, char *const *cmd, Error **err);
+ * working directory rather than as root in "/". pod_enter() (pod.h) is the
+ * form that checks the pod runs. Returns only on failure. */
+int stage1_exec_enter(int pod_fd, const char *uuid, const char *app, bool as_app, char *const *cmd, Error **err);
 
 /* The same in a child process, waited for. A pod whose stage1 has no such
  * entrypoint: -EOPNOTSUPP, with a message (for gc, nothing to run). A

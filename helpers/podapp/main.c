@@ -11,7 +11,6 @@
 #include "pod-app.h"
 #include "pod-launch.h"
 #include "pod-prepare.h"
-#include "stage1.h"
 #include "time-util.h"
 
 static const char usage[] =
@@ -457,7 +456,7 @@ static int verb_exec(int argc, char **argv) {
         _cleanup_pod_ Pod *p = NULL;
         if (cli_open_pod(argv[i], &ps, &p, &err) < 0)
                 return cli_fail(err);
-        stage1_exec_enter(p, app, true, argv + i + 1, &err);
+        pod_enter(p, app, true, argv + i + 1, &err);
         return cli_fail(err);
 }
 

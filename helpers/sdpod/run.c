@@ -13,7 +13,7 @@
 
 static int exec_run_entrypoint(Pod *p) {
         Error *err = NULL;
-        stage1_exec_run(p, &err);
+        stage1_exec_run(p->fd, p->uuid, &err);
         return cli_fail(err);
 }
 
@@ -182,6 +182,6 @@ int verb_enter(int argc, char **argv) {
         _cleanup_pod_ Pod *p = NULL;
         if (cli_open_pod(argv[i], &ps, &p, &err) < 0)
                 return cli_fail(err);
-        stage1_exec_enter(p, app, false, argv + i + 1, &err);
+        pod_enter(p, app, false, argv + i + 1, &err);
         return cli_fail(err);
 }
