@@ -25,13 +25,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "fs.h"
-#include "pod-info.h"
-#include "pod-manifest.h"
-#include "pod-prepare.h"
-#include "pod.h"
-#include "stage1.h"
-#include "time-util.h"
+#include "basic/fs.h"
+#include "basic/time-util.h"
+#include "manifest/pod-manifest.h"
+#include "pod/pod-info.h"
+#include "pod/pod-prepare.h"
+#include "pod/pod.h"
+#include "pod/stage1.h"
 
 /* Two images, as if a web server and a database had been imported. */
 #define DEFAULT_IMAGE_WEB "sha256:5d0da3dc976460b72c77d94c8a1ad043720b0416bfc16c52c45d4847e53fadb6"

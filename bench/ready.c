@@ -57,8 +57,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "macro.h"
-#include "time-util.h"
+#include "basic/macro.h"
+#include "basic/time-util.h"
 
 #define PROG "sdpod-bench-ready"
 

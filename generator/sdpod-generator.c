@@ -6,10 +6,10 @@
 #include <stdarg.h>
 #include <sys/stat.h>
 
-#include "fs.h"
-#include "macro.h"
-#include "pod-units.h"
-#include "pod-userdb.h"
+#include "basic/fs.h"
+#include "basic/macro.h"
+#include "unit/pod-units.h"
+#include "unit/pod-userdb.h"
 
 #define LOG_PREFIX "sdpod-generator: "
 

@@ -16,10 +16,10 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "app-unit.h"
-#include "bus-util.h"
-#include "fs.h"
-#include "macro.h"
+#include "basic/fs.h"
+#include "basic/macro.h"
+#include "bus/bus-util.h"
+#include "unit/app-unit.h"
 
 /* The pod directory as the pod sees it; tests point it elsewhere. */
 static const char *pod_dir(void) {

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* podapp: the apps of running pods, one at a time (seed 002; podapp(1)).
- * The logic is lib/pod-app.c's; this file is the command line. */
+ * The logic is lib/app/pod-app.c's; this file is the command line. */
 #include <getopt.h>
 
-#include "app-args.h"
-#include "cli.h"
+#include "app/pod-app.h"
+#include "basic/json-util.h"
+#include "basic/macro.h"
+#include "basic/time-util.h"
+#include "cli/cli.h"
 #include "config.h"
-#include "json-util.h"
-#include "macro.h"
-#include "pod-app.h"
-#include "pod-launch.h"
-#include "pod-prepare.h"
-#include "time-util.h"
+#include "manifest/app-args.h"
+#include "pod/pod-launch.h"
+#include "pod/pod-prepare.h"
 
 static const char usage[] =
         "Usage: podapp [--dir=PATH] [--debug] COMMAND [ARGS...]\n"

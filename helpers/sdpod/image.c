@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <getopt.h>
 
-#include "app-isolators.h"
-#include "cli.h"
-#include "digest.h"
-#include "image-import.h"
-#include "image-store.h"
-#include "json-util.h"
-#include "pod-info.h"
-#include "strv.h"
+#include "basic/digest.h"
+#include "basic/json-util.h"
+#include "basic/strv.h"
+#include "basic/time-util.h"
+#include "cli/cli.h"
+#include "image/image-import.h"
+#include "image/image-store.h"
+#include "pod/pod-info.h"
 #include "sdpod.h"
-#include "time-util.h"
+#include "unit/app-isolators.h"
 
 static int open_store(StoreAccess access, ImageStore **ret, Error **err) {
         /* Only the default data directory is created on demand: a --dir

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "cli.h"
+#include "basic/macro.h"
+#include "cli/cli.h"
 #include "config.h"
-#include "macro.h"
 #include "sdpod.h"
 
 static const char usage[] =

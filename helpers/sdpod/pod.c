@@ -1,16 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <getopt.h>
 
-#include "app-args.h"
-#include "cli.h"
-#include "fs.h"
-#include "json-util.h"
-#include "pod-info.h"
-#include "pod-journal.h"
-#include "pod-prepare.h"
-#include "pod-userns.h"
+#include "basic/fs.h"
+#include "basic/json-util.h"
+#include "basic/time-util.h"
+#include "cli/cli.h"
+#include "manifest/app-args.h"
+#include "pod/pod-info.h"
+#include "pod/pod-journal.h"
+#include "pod/pod-prepare.h"
+#include "pod/pod-userns.h"
 #include "sdpod.h"
-#include "time-util.h"
 
 /* Joins one field of every app: "web,db". */
 static char *join_apps(const PodManifest *m, bool images) {

@@ -3,13 +3,13 @@
 #include <fcntl.h>
 #include <getopt.h>
 
-#include "app-args.h"
-#include "cli.h"
-#include "fs.h"
-#include "pod-launch.h"
-#include "pod-prepare.h"
+#include "basic/fs.h"
+#include "cli/cli.h"
+#include "manifest/app-args.h"
+#include "pod/pod-launch.h"
+#include "pod/pod-prepare.h"
+#include "pod/stage1.h"
 #include "sdpod.h"
-#include "stage1.h"
 
 static int exec_run_entrypoint(Pod *p) {
         Error *err = NULL;

@@ -3,7 +3,7 @@
 
 #include <stdbool.h>
 
-#include "pod.h"
+#include "pod/pod.h"
 
 /* The verbs of sdpod, one file each group. */
 int verb_image(int argc, char **argv);

@@ -18,17 +18,17 @@
 #include <linux/close_range.h>
 #include <sys/syscall.h>
 
-#include "app-unit.h"
-#include "macro.h"
-#include "bus-util.h"
-#include "pod-bus.h"
-#include "pod-cgroup.h"
-#include "pod-exec.h"
-#include "pod-manifest.h"
-#include "pod-process.h"
-#include "pod-run.h"
-#include "rootfs-lookup.h"
-#include "strv.h"
+#include "basic/macro.h"
+#include "basic/strv.h"
+#include "bus/bus-util.h"
+#include "bus/pod-bus.h"
+#include "manifest/pod-manifest.h"
+#include "pod/pod-cgroup.h"
+#include "pod/pod-exec.h"
+#include "pod/pod-process.h"
+#include "pod/pod-run.h"
+#include "unit/app-unit.h"
+#include "unit/rootfs-lookup.h"
 
 static int fail(Error *e) {
         fprintf(stderr, "%s: %s\n", program_invocation_short_name, e ? e->msg : strerror(ENOMEM));

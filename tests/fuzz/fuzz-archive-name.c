@@ -2,8 +2,8 @@
 /* path_normalize_archive_name(): every name of every archive goes through
  * it before extraction decides where to write, so what it lets through is
  * what keeps extraction inside the tree. */
+#include "basic/path.h"
 #include "fuzz.h"
-#include "path.h"
 
 /* True if name has the component c ("" for an empty one, i.e. "//"). */
 static bool has_component(const char *name, const char *c) {

@@ -7,11 +7,11 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "digest.h"
-#include "fs.h"
+#include "basic/digest.h"
+#include "basic/fs.h"
 #include "fuzz.h"
-#include "image-import.h"
-#include "image-store.h"
+#include "image/image-import.h"
+#include "image/image-store.h"
 
 /* Content addressing is what lets imports share blobs: a blob whose content
  * is not what its name says poisons every later image that uses the name. */

@@ -4,10 +4,10 @@
  * OCI/docker image configs and ACI manifests (their app defaults), and image
  * names (image_name_normalize), which come from RepoTags, ref.name
  * annotations and ACI names. */
+#include "basic/json-util.h"
+#include "basic/strv.h"
 #include "fuzz.h"
-#include "image.h"
-#include "json-util.h"
-#include "strv.h"
+#include "image/image.h"
 
 static void check_app(const ImageApp *app, const char *what) {
         /* exec is the command prepare runs: entrypoint followed by cmd. */

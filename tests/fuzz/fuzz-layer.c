@@ -8,9 +8,9 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
-#include "extract.h"
-#include "fs.h"
+#include "basic/fs.h"
 #include "fuzz.h"
+#include "image/extract.h"
 
 static int layer_fd = -1;
 

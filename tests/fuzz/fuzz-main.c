@@ -7,7 +7,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "fs.h"
+#include "basic/fs.h"
 #include "fuzz.h"
 
 /* Inputs larger than libFuzzer's default -max_len are still read: a corpus

@@ -4,9 +4,9 @@
  * reads it back to change it: whatever the parser accepts must survive being
  * written and read again unchanged, and a mutation must either succeed on a
  * valid manifest or leave it exactly as it was. */
+#include "basic/strv.h"
 #include "fuzz.h"
-#include "pod-manifest.h"
-#include "strv.h"
+#include "manifest/pod-manifest.h"
 
 #define FUZZ_APP "fuzz-app"
 #define ID "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"

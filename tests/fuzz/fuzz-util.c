@@ -3,7 +3,7 @@
 #include <stdarg.h>
 #include <sys/stat.h>
 
-#include "fs.h"
+#include "basic/fs.h"
 #include "fuzz.h"
 
 #define SENTINEL_CONTENT "sdpod fuzz sentinel: nothing may change, replace or link this file\n"

@@ -3,10 +3,10 @@
  * [--- IMAGE ...]"), and the durations gc and status take. */
 #include <stdarg.h>
 
-#include "app-args.h"
-#include "strv.h"
+#include "basic/strv.h"
+#include "basic/time-util.h"
+#include "manifest/app-args.h"
 #include "tests.h"
-#include "time-util.h"
 
 static int parse(PodArgs *ret, bool pod_options, char **error, ...) {
         char *argv[64];

@@ -2,12 +2,12 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "app-isolators.h"
-#include "app-unit.h"
-#include "fs.h"
-#include "json-util.h"
-#include "strv.h"
+#include "basic/fs.h"
+#include "basic/json-util.h"
+#include "basic/strv.h"
 #include "tests.h"
+#include "unit/app-isolators.h"
+#include "unit/app-unit.h"
 
 /* systemd's rules for a command line (systemd.service(5) "Command lines",
  * systemd.unit(5) "Specifiers", systemd.syntax(7) "Quoting"), as far as

@@ -2,8 +2,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-#include "extract.h"
-#include "fs.h"
+#include "basic/fs.h"
+#include "image/extract.h"
 #include "tar-builder.h"
 
 /* Each test works in a scratch directory holding the target tree and, beside

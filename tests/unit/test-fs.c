@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* lib/fs.c: reading what a pod or an image may have planted, and removing
+/* lib/basic/fs.c: reading what a pod or an image may have planted, and removing
  * any tree a pod can build. No privileges needed. */
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include "fs.h"
+#include "basic/fs.h"
 #include "tests.h"
 
 static char scratch[] = "/tmp/sdpod-test-fs.XXXXXX";

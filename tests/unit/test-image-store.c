@@ -2,12 +2,12 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
-#include "digest.h"
-#include "fs.h"
-#include "image-import.h"
-#include "image-store.h"
-#include "sha256.h"
-#include "strv.h"
+#include "basic/digest.h"
+#include "basic/fs.h"
+#include "basic/sha256.h"
+#include "basic/strv.h"
+#include "image/image-import.h"
+#include "image/image-store.h"
 #include "tar-builder.h"
 
 static char scratch[] = "/tmp/test-image-store-XXXXXX";

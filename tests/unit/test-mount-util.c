@@ -12,10 +12,10 @@
 #include <sys/wait.h>
 #include <libmount.h>
 
-#include "fs.h"
-#include "mount-util.h"
+#include "basic/fs.h"
+#include "basic/mount-util.h"
+#include "basic/warn.h"
 #include "tests.h"
-#include "warn.h"
 
 /* The space makes mountinfo show every target below as "...\040...". */
 static char scratch[] = "/tmp/test mount-util-XXXXXX";

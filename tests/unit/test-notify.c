@@ -7,7 +7,7 @@
 #include <sys/un.h>
 #include <sys/wait.h>
 
-#include "pod-launch.h"
+#include "pod/pod-launch.h"
 #include "tests.h"
 
 static struct sockaddr_un sa;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-#include "digest.h"
-#include "macro.h"
-#include "path.h"
+#include "basic/digest.h"
+#include "basic/macro.h"
+#include "basic/path.h"
 #include "tests.h"
 
 static void check(const char *in, const char *want) {

@@ -2,10 +2,10 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "fs.h"
-#include "json-util.h"
-#include "pod-manifest.h"
-#include "strv.h"
+#include "basic/fs.h"
+#include "basic/json-util.h"
+#include "basic/strv.h"
+#include "manifest/pod-manifest.h"
 #include "tests.h"
 
 #define ID1 "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"

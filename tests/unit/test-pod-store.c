@@ -9,14 +9,14 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "fs.h"
-#include "pod-info.h"
-#include "pod-manifest.h"
-#include "pod.h"
-#include "strv.h"
+#include "basic/fs.h"
+#include "basic/strv.h"
+#include "basic/time-util.h"
+#include "basic/warn.h"
+#include "manifest/pod-manifest.h"
+#include "pod/pod-info.h"
+#include "pod/pod.h"
 #include "tests.h"
-#include "time-util.h"
-#include "warn.h"
 
 static char scratch[] = "/tmp/test-pod-store-XXXXXX";
 static unsigned n_stores;

@@ -2,9 +2,9 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
-#include "fs.h"
-#include "rootfs-lookup.h"
+#include "basic/fs.h"
 #include "tests.h"
+#include "unit/rootfs-lookup.h"
 
 /* scratch/: outside/ holds files an app must never reach, root/ is the
  * app's root. */

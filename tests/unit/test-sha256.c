@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "sha256.h"
+#include "basic/sha256.h"
 #include "tests.h"
 
 /* Test-only switch in sha256.c, deliberately not in the header. */

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+
+#include "basic/fs.h"
+#include "bus/bus-util.h"
+#include "bus/pod-bus.h"
+
+/* In the child: connects to path and sends the socket over sock. With
+ * userns_fd >= 0 it connects as root of that user namespace (the pod's):
+ * its systemd takes private connections from its own root only, and the
+ * host's root is nobody there. */
+static int connect_and_send(int sock, const char *path, int userns_fd) {
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return -ENAMETOOLONG;
+        strcpy(sa.sun_path, path);
+        if (userns_fd >= 0 && (setns(userns_fd, CLONE_NEWUSER) < 0 || setgroups(0, NULL) < 0 ||
+                               setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
+                return -errno;
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                return -errno;
+        union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int))]; } control = {};
+        char byte = 0;
+        struct iovec iov = { &byte, 1 };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control) };
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        *c = (struct cmsghdr) { .cmsg_len = CMSG_LEN(sizeof(int)), .cmsg_level = SOL_SOCKET, .cmsg_type = SCM_RIGHTS };
+        memcpy(CMSG_DATA(c), &fd, sizeof(int));
+        return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+static int receive_fd(int sock, int *ret) {
+        union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int))]; } control = {};
+        char byte;
+        struct iovec iov = { &byte, 1 };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control) };
+        ssize_t n;
+        while ((n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+                ;
+        if (n < 0)
+                return -errno;
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        if (n == 0 || !c || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
+                return -EPROTO;
+        memcpy(ret, CMSG_DATA(c), sizeof(int));
+        return 0;
+}
+
+/* The inode of a namespace of pid ("self" for ours). */
+static int ns_ino(const char *pid, const char *type, ino_t *ret) {
+        char path[64];
+        struct stat st;
+        snprintf(path, sizeof(path), "/proc/%s/ns/%s", pid, type);
+        if (stat(path, &st) < 0)
+                return -errno;
+        *ret = st.st_ino;
+        return 0;
+}
+
+/* The connected socket, made by a child in leader's pid namespace (and
+ * user namespace, when it has one of its own). */
+static int connect_in_pid_namespace(pid_t leader, const char *path, int *ret) {
+        char ns_path[64], leader_s[16];
+        snprintf(ns_path, sizeof(ns_path), "/proc/%d/ns/pid", (int) leader);
+        snprintf(leader_s, sizeof(leader_s), "%d", (int) leader);
+        _cleanup_close_ int ns = open(ns_path, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int own = open("/proc/self/ns/pid", O_RDONLY | O_CLOEXEC);
+        if (ns < 0 || own < 0)
+                return -errno;
+        ino_t own_userns = 0, pod_userns = 0;
+        int r = ns_ino("self", "user", &own_userns);
+        if (r < 0 || (r = ns_ino(leader_s, "user", &pod_userns)) < 0)
+                return r;
+        _cleanup_close_ int userns = -1;
+        if (own_userns != pod_userns) {
+                snprintf(ns_path, sizeof(ns_path), "/proc/%d/ns/user", (int) leader);
+                if ((userns = open(ns_path, O_RDONLY | O_CLOEXEC)) < 0)
+                        return -errno;
+        }
+        int pair[2];
+        if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, pair) < 0)
+                return -errno;
+        _cleanup_close_ int ours = pair[0], theirs = pair[1];
+        /* Only our next child is in the pod's pid namespace; then we go
+         * back, so that children made later are the host's again. */
+        if (setns(ns, CLONE_NEWPID) < 0)
+                return -errno;
+        pid_t child = fork();
+        r = child < 0 ? -errno : 0;
+        if (child == 0)
+                _exit(-connect_and_send(theirs, path, userns) & 0xff);
+        if (setns(own, CLONE_NEWPID) < 0)
+                abort(); /* our pid namespace for children cannot be lost silently */
+        if (r < 0)
+                return r;
+        close(theirs);
+        theirs = -1;
+        int st;
+        while (waitpid(child, &st, 0) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+                return WIFEXITED(st) ? -WEXITSTATUS(st) : -EIO;
+        return receive_fd(ours, ret);
+}
+
+/* The pod's private socket, found inside the pod's root: a path through
+ * /proc/PID/root would resolve a symlink the pod planted there against the
+ * host's root, and lead us to a socket of the host's. Returns an O_PATH fd
+ * of the socket. */
+static int open_private_socket(pid_t leader, Error **err) {
+        char root[64];
+        snprintf(root, sizeof(root), "/proc/%d/root", (int) leader);
+        _cleanup_close_ int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (root_fd < 0)
+                return error_sys(err, -errno, "the pod's root %s", root);
+        int fd = open_in_root(root_fd, SYSTEMD_PRIVATE_SOCKET, O_PATH, 0);
+        struct stat st;
+        if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))) {
+                close(fd);
+                return error_set(err, -ENOTSOCK, "the pod's %s is not a socket", SYSTEMD_PRIVATE_SOCKET);
+        }
+        return fd < 0 ? error_sys(err, fd, "the pod's %s", SYSTEMD_PRIVATE_SOCKET) : fd;
+}
+
+int pod_bus_open(pid_t leader, sd_bus **ret, Error **err) {
+        _cleanup_close_ int sock = open_private_socket(leader, err);
+        if (sock < 0)
+                return error_prefix(err, "cannot connect to the pod's systemd");
+        /* connect(2) to the inode itself, through the fd's magic link. */
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/self/fd/%d", sock);
+        int fd = -1;
+        int r = connect_in_pid_namespace(leader, path, &fd);
+        if (r < 0)
+                return error_sys(err, r, "cannot connect to the pod's systemd at %s", SYSTEMD_PRIVATE_SOCKET);
+        _cleanup_bus_ sd_bus *bus = NULL;
+        if ((r = sd_bus_new(&bus)) < 0 || (r = sd_bus_set_fd(bus, fd, fd)) < 0) {
+                close(fd);
+                return error_sys(err, r, "bus");
+        }
+        if ((r = sd_bus_start(bus)) < 0)
+                return error_sys(err, r, "cannot talk to the pod's systemd at %s", SYSTEMD_PRIVATE_SOCKET);
+        *ret = TAKE_PTR(bus);
+        return 0;
+}

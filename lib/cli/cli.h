@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* What every sdpod binary shares: global options, how errors are printed,
+ * exit codes, tables and JSON output. */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "basic/error.h"
+
+#include "pod/pod.h"
+
+/* Exit codes (documented in sdpod(1)). */
+enum {
+        EXIT_OK = 0,
+        EXIT_ERROR = 1,         /* anything else: I/O, internal */
+        EXIT_USAGE = 2,         /* bad command line, ambiguous reference */
+        EXIT_NOT_FOUND = 3,     /* no such image, pod, file */
+        EXIT_WRONG_STATE = 4,   /* the object is busy or in the wrong state */
+        EXIT_BAD_INPUT = 5,     /* invalid or corrupt input: image, manifest */
+};
+
+typedef struct CliGlobals {
+        const char *dir;        /* data directory */
+        bool dir_is_default;    /* neither --dir nor SDPOD_DIR: may be created */
+        bool debug;
+} CliGlobals;
+
+extern CliGlobals cli;
+
+typedef struct Verb {
+        const char *name;
+        int (*run)(int argc, char **argv);
+        const char *summary;
+} Verb;
+
+/* Parses the global options before the verb. Returns the index of the verb
+ * in argv (> 0), or -1 when the program should exit now (--help, --version,
+ * errors) with the status stored in *ret_status. */
+int cli_parse_globals(int argc, char **argv, const char *usage, int *ret_status);
+
+/* Runs argv[0] from verbs; "context" is the command so far ("sdpod image"). */
+int cli_dispatch(const Verb *verbs, const char *context, const char *usage, int argc, char **argv);
+
+/* The whole main() of a binary: warnings go to stderr as "PROGRAM:
+ * warning: ...", then the global options, then the verb of verbs. */
+int cli_main(int argc, char **argv, const char *program, const char *usage, const Verb *verbs);
+
+/* Prints "PROGRAM: MESSAGE" on stderr and returns the exit status for it. */
+int cli_fail(Error *e);
+int cli_usage_error(const char *command, const char *fmt, ...) _printf_(2, 3);
+int exit_status_from_errno(int code);
+
+/* Options shared by the verbs. Each returns 0, or an exit status. */
+typedef enum OutputFormat { FORMAT_TABLE, FORMAT_JSON } OutputFormat;
+int cli_parse_format(const char *command, const char *value, OutputFormat *ret);
+
+/* Parses the options of a verb that takes only --help and, when format is
+ * given, --format and --no-legend. argv[0] names the command (cli_dispatch
+ * sets it). Returns the index of the first operand, or -1 when the verb is
+ * done, with its exit status in *ret_status. */
+int cli_parse_verb_options(int argc, char **argv, const char *usage, OutputFormat *format, bool *legend, int *ret_status);
+
+/* The options of the verbs that act on one app of a pod, "VERB [--app=NAME]
+ * UUID [ARGS...]": --help and --app=NAME. With operands_end_options, the
+ * first operand (the UUID) ends them and what follows is the command's,
+ * options included; else options may come anywhere before "--". Returns the
+ * index of the UUID, or -1 with *ret_status set: help shown, a usage error,
+ * or no UUID. */
+int cli_parse_app_options(int argc, char **argv, const char *usage, bool operands_end_options, const char **ret_app,
+                          int *ret_status);
+
+/* A table printed with aligned columns; NULL cells print as "-". */
+typedef struct Table Table;
+Table *table_new(size_t n_columns, ...);
+int table_add_row(Table *t, ...);
+void table_print(Table *t, bool legend);
+void table_free(Table *t);
+static inline void table_freep(Table **t) { table_free(*t); }
+
+int cli_print_json(struct json_object *o);
+
+void format_bytes(uint64_t bytes, char ret[16]);
+
+/* The pod store of --dir. */
+int cli_open_pods(PodStore **ret, Error **err);
+/* The pod store and the one pod that ref (a UUID or a prefix) names. */
+int cli_open_pod(const char *ref, PodStore **ret_store, Pod **ret, Error **err);
+/* Whether --help or -h comes before any "--". */
+bool cli_wants_help(int argc, char **argv);
+
+/* "2026-11-21 05:44:16" (UTC) for tables; NULL for 0 (unknown). */
+const char *cli_table_time(uint64_t usec, char buf[static 32]);
+/* key: RFC 3339 time, or null for 0. */
+int cli_json_add_time(struct json_object *o, const char *key, uint64_t usec);

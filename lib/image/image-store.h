@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "basic/error.h"
+#include "image/image.h"
+
+/* The image store under the data directory:
+ *
+ *   images/blobs/sha256/HEX   content-addressed blobs, verified on the way in
+ *   images/db/HEX.json        one record per image (Image), replaced atomically
+ *   images/tmp/               staging of imports and renders in progress
+ *   images/lock               the store lock (flock)
+ *   images/db.lock            serialises record updates (names move between images)
+ *   tree/HEX/rootfs           an image rendered once, shared read-only by pods
+ *
+ * Locking: imports and rm hold images/lock shared, so they run in parallel;
+ * gc holds it exclusively, so it never sees an import's staged blobs or
+ * tree before their record exists. Everything an import makes becomes
+ * visible only by rename(2) after it was written and synced; a crash leaves
+ * only staging directories and unreferenced blobs, which gc removes. */
+typedef struct ImageStore {
+        char *root;             /* the data directory */
+        int root_fd;
+        int images_fd;
+        int blobs_fd;
+        int db_fd;
+        int tmp_fd;
+        int tree_fd;
+        int lock_fd;
+} ImageStore;
+
+typedef enum StoreAccess {
+        STORE_READ,             /* no lock: records are replaced atomically */
+        STORE_SHARED,           /* import, rm */
+        STORE_EXCLUSIVE,        /* gc */
+} StoreAccess;
+
+/* Opens the store below root, creating its directories. A root that does not
+ * exist is an error unless create_root is set. */
+int image_store_open(const char *root, bool create_root, StoreAccess access, ImageStore **ret, Error **err);
+void image_store_free(ImageStore *s);
+static inline void image_store_freep(ImageStore **s) { image_store_free(*s); }
+#define _cleanup_image_store_ _cleanup_(image_store_freep)
+
+/* All images, sorted by import time (oldest first). */
+int image_store_list(ImageStore *s, Image ***ret, size_t *ret_n, Error **err);
+void image_list_free(Image **l, size_t n);
+
+/* Finds an image by name ("name" means "name:latest"), by id
+ * ("sha256:HEX") or by a unique prefix of at least 4 hex digits of its id.
+ * Not found: -ENOENT. Ambiguous prefix: -ENOTUNIQ. */
+int image_store_resolve(ImageStore *s, const char *ref, Image **ret, Error **err);
+
+/* Loads one record by the hex of its id; -ENOENT when absent. */
+int image_store_load(ImageStore *s, const char *hex, Image **ret, Error **err);
+
+/* Writes image's record and gives it the names in add_names, taking them
+ * away from any other image that had them (a name names one image). */
+int image_store_commit(ImageStore *s, Image *image, char *const *add_names, Error **err);
+
+/* Removes an image's record (its blobs and tree go with the next gc). */
+int image_store_remove(ImageStore *s, const char *ref, char **ret_id, Error **err);
+
+typedef struct ImageGcStats {
+        unsigned blobs, trees;
+        unsigned leftovers;     /* staging directories and temporary files of interrupted writers */
+        uint64_t bytes;         /* of the removed blobs */
+} ImageGcStats;
+
+/* Removes blobs and trees that no record references, and staging left by
+ * imports that crashed. The trees of the images in in_use (ids) are kept
+ * even when their record was removed: pods still use them. Needs
+ * STORE_EXCLUSIVE. */
+int image_store_gc(ImageStore *s, char *const *in_use, ImageGcStats *ret, Error **err);
+
+/* Opens a blob of the store for reading; -ENOENT when absent. */
+int image_store_open_blob(ImageStore *s, const char *digest);
+bool image_store_has_blob(ImageStore *s, const char *digest);
+bool image_store_has_tree(ImageStore *s, const char *id);
+
+/* DATA/tree/HEX/rootfs for image id ("sha256:HEX") in the store at root:
+ * the lower layer of every app root made from the image. NULL on ENOMEM. */
+char *image_tree_rootfs_path(const char *root, const char *id);

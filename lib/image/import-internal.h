@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* Shared by the format readers of image-import: an import in progress. */
+
+#include <stdint.h>
+
+#include "basic/digest.h"
+#include "image/image-import.h"
+#include "image/image.h"
+
+typedef struct StagedFile {
+        char *path;
+        char hex[SHA256_HEX_SIZE];
+        uint64_t size;
+} StagedFile;
+
+typedef struct Import {
+        ImageStore *store;
+        const ImportOptions *opts;
+        const char *source;     /* the path the user gave, for messages */
+        char platform_os[32], platform_arch[32], platform_variant[32];
+        char staging[32];       /* images/tmp/import-XXX */
+        int staging_fd;
+        int blobs_fd;           /* staging/blobs: verified blobs by hex */
+        int src_fd;             /* the layout to read: the user's directory or the unpacked archive */
+        StagedFile *files;      /* members of an unpacked archive, hashed while unpacking */
+        size_t n_files;
+        Image *image;           /* the record being built */
+        char **names;           /* names the source itself gives the image */
+} Import;
+
+/* Stores the file src_path of the source as a blob. With expected_digest
+ * (and expected_size >= 0) the content must match them; without, its digest
+ * is computed. Returns the digest and size. Blobs the store has are not
+ * copied again. */
+int import_blob(Import *imp, const char *src_path, const char *expected_digest, int64_t expected_size,
+                const char *what, char ret_digest[DIGEST_STRING_SIZE], uint64_t *ret_size, Error **err);
+/* Stores the content of fd as a blob (its digest computed). */
+int import_blob_from_fd(Import *imp, int fd, const char *expected_digest, int64_t expected_size,
+                        const char *what, char ret_digest[DIGEST_STRING_SIZE], uint64_t *ret_size, Error **err);
+int import_blob_from_memory(Import *imp, const void *data, size_t size, char ret_digest[DIGEST_STRING_SIZE], Error **err);
+/* Reads a (small, JSON) blob that import_blob() stored. */
+int import_read_blob(Import *imp, const char *digest, char **ret, size_t *ret_size, Error **err);
+/* Opens a blob that import_blob() stored. */
+int import_open_blob(Import *imp, const char *digest);
+
+/* Returns 1 (and makes imp->image the stored record) when the store has the
+ * image and its tree already: then only names are added. */
+int import_check_existing(Import *imp, const char *id, Error **err);
+
+/* Adds a layer to the image being built. */
+int import_add_layer(Import *imp, const char *digest, const char *media_type, uint64_t size);
+/* Adds a name the source gives the image (tags, RepoTags, ACI name). */
+void import_add_source_name(Import *imp, const char *name);
+/* Refuses an image made for another platform than the one asked for. */
+int import_check_platform(Import *imp, const char *os, const char *arch, const char *what, Error **err);
+
+#define JSON_MAX (4U << 20)
+
+/* The readers fill imp->image; they return 1 when the image was there. */
+int import_oci_layout(Import *imp, Error **err);
+int import_docker_archive(Import *imp, Error **err);
+int import_aci(Import *imp, int fd, Error **err);

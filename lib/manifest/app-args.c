@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include "basic/strv.h"
+#include "manifest/app-args.h"
+
+static void app_args_done(AppArgs *a) {
+        free(a->image);
+        free(a->name);
+        free(a->exec);
+        strv_free(a->args);
+        strv_free(a->environment);
+        free(a->user);
+        free(a->group);
+        free(a->working_dir);
+        for (size_t i = 0; i < a->n_mounts; i++) {
+                free(a->mounts[i].volume);
+                free(a->mounts[i].target);
+        }
+        free(a->mounts);
+}
+
+void pod_args_done(PodArgs *a) {
+        free(a->name);
+        for (size_t i = 0; i < a->n_volumes; i++) {
+                free(a->volumes[i].name);
+                free(a->volumes[i].source);
+        }
+        free(a->volumes);
+        for (size_t i = 0; i < a->n_apps; i++)
+                app_args_done(&a->apps[i]);
+        free(a->apps);
+        *a = (PodArgs) {};
+}
+
+/* Splits "key=value" at the first '='; the key must be one of keys. */
+static const char *key_value(const char *item, const char *key) {
+        const char *v = startswith(item, key);
+        return v && *v == '=' ? v + 1 : NULL;
+}
+
+static bool parse_bool(const char *s, bool *ret) {
+        if (streq(s, "true") || streq(s, "yes") || streq(s, "1"))
+                *ret = true;
+        else if (streq(s, "false") || streq(s, "no") || streq(s, "0"))
+                *ret = false;
+        else
+                return false;
+        return true;
+}
+
+int volume_arg_parse(const char *s, VolumeArg *ret, Error **err) {
+        _cleanup_free_ char *copy = strdup(s);
+        if (!copy)
+                return error_sys(err, -ENOMEM, "--volume");
+        VolumeArg v = { .kind = POD_VOLUME_HOST };
+        bool have_kind = false;
+        int r = 0;
+        char *save = NULL;
+        for (char *item = strtok_r(copy, ",", &save); item && r >= 0; item = strtok_r(NULL, ",", &save)) {
+                const char *val;
+                if (!v.name && !strchr(item, '='))
+                        r = (v.name = strdup(item)) ? 0 : -ENOMEM;
+                else if ((val = key_value(item, "name")) && !v.name)
+                        r = (v.name = strdup(val)) ? 0 : -ENOMEM;
+                else if ((val = key_value(item, "kind"))) {
+                        if (streq(val, "host"))
+                                v.kind = POD_VOLUME_HOST;
+                        else if (streq(val, "empty"))
+                                v.kind = POD_VOLUME_EMPTY;
+                        else
+                                r = error_set(err, -EINVAL, "--volume=%s: kind \"%s\" is not one of host, empty", s, val);
+                        have_kind = true;
+                } else if ((val = key_value(item, "source")) && !v.source)
+                        r = (v.source = strdup(val)) ? 0 : -ENOMEM;
+                else if ((val = key_value(item, "readOnly"))) {
+                        if (!parse_bool(val, &v.read_only))
+                                r = error_set(err, -EINVAL, "--volume=%s: readOnly \"%s\" is not true or false", s, val);
+                } else
+                        r = error_set(err, -EINVAL, "--volume=%s: unexpected \"%s\" (expected NAME,kind=host|empty,source=PATH,readOnly=true|false)", s, item);
+        }
+        if (r >= 0 && !v.name)
+                r = error_set(err, -EINVAL, "--volume=%s: missing the volume name", s);
+        else if (r >= 0 && v.kind == POD_VOLUME_HOST && !v.source)
+                r = error_set(err, -EINVAL, "--volume=%s: a %s volume needs source=PATH", s, have_kind ? "host" : "host (the default kind)");
+        else if (r >= 0 && v.kind == POD_VOLUME_EMPTY && v.source)
+                r = error_set(err, -EINVAL, "--volume=%s: an empty volume has no source", s);
+        if (r == -ENOMEM)
+                r = error_sys(err, r, "--volume");
+        if (r < 0) {
+                free(v.name);
+                free(v.source);
+                return r;
+        }
+        *ret = v;
+        return 0;
+}
+
+int mount_arg_parse(const char *s, MountArg *ret, Error **err) {
+        _cleanup_free_ char *copy = strdup(s);
+        if (!copy)
+                return error_sys(err, -ENOMEM, "--mount");
+        MountArg m = {};
+        int r = 0;
+        char *save = NULL;
+        for (char *item = strtok_r(copy, ",", &save); item && r >= 0; item = strtok_r(NULL, ",", &save)) {
+                const char *val;
+                if ((val = key_value(item, "volume")) && !m.volume)
+                        r = (m.volume = strdup(val)) ? 0 : -ENOMEM;
+                else if ((val = key_value(item, "target")) && !m.target)
+                        r = (m.target = strdup(val)) ? 0 : -ENOMEM;
+                else
+                        r = error_set(err, -EINVAL, "--mount=%s: unexpected \"%s\" (expected volume=NAME,target=PATH)", s, item);
+        }
+        if (r >= 0 && (!m.volume || !m.target))
+                r = error_set(err, -EINVAL, "--mount=%s: needs both volume=NAME and target=PATH", s);
+        if (r == -ENOMEM)
+                r = error_sys(err, r, "--mount");
+        if (r < 0) {
+                free(m.volume);
+                free(m.target);
+                return r;
+        }
+        *ret = m;
+        return 0;
+}
+
+int private_users_arg_parse(const char *s, PodArgs *pod, Error **err) {
+        if (!streq(s, "yes") && !streq(s, "no"))
+                return error_set(err, -EINVAL, "--private-users=%s: expected yes or no", s);
+        pod->no_private_users = streq(s, "no");
+        return 0;
+}
+
+typedef enum OptionKind { OPTION_POD, OPTION_APP } OptionKind;
+
+static const struct {
+        const char *name;
+        OptionKind kind;
+} known_options[] = {
+        { "name", OPTION_POD },
+        { "volume", OPTION_POD },
+        { "private-users", OPTION_POD },
+        { "app", OPTION_APP },
+        { "exec", OPTION_APP },
+        { "set-env", OPTION_APP },
+        { "user", OPTION_APP },
+        { "group", OPTION_APP },
+        { "working-dir", OPTION_APP },
+        { "mount", OPTION_APP },
+};
+
+static int set_once(char **field, const char *option, const char *value, const AppArgs *app, Error **err) {
+        if (*field)
+                return error_set(err, -EINVAL, "--%s given twice for image %s", option, app->image ? app->image : "(the first)");
+        return (*field = strdup(value)) ? 0 : error_sys(err, -ENOMEM, "--%s", option);
+}
+
+static int apply_option(PodArgs *pod, AppArgs *app, const char *option, const char *value, Error **err) {
+        int r;
+        if (streq(option, "name")) {
+                if (pod->name)
+                        return error_set(err, -EINVAL, "--name given twice");
+                return (pod->name = strdup(value)) ? 0 : error_sys(err, -ENOMEM, "--name");
+        }
+        if (streq(option, "volume")) {
+                VolumeArg *l = realloc(pod->volumes, (pod->n_volumes + 1) * sizeof(VolumeArg));
+                if (!l)
+                        return error_sys(err, -ENOMEM, "--volume");
+                pod->volumes = l;
+                if ((r = volume_arg_parse(value, &l[pod->n_volumes], err)) < 0)
+                        return r;
+                pod->n_volumes++;
+                return 0;
+        }
+        if (streq(option, "private-users"))
+                return private_users_arg_parse(value, pod, err);
+        if (streq(option, "mount")) {
+                MountArg *l = realloc(app->mounts, (app->n_mounts + 1) * sizeof(MountArg));
+                if (!l)
+                        return error_sys(err, -ENOMEM, "--mount");
+                app->mounts = l;
+                if ((r = mount_arg_parse(value, &l[app->n_mounts], err)) < 0)
+                        return r;
+                app->n_mounts++;
+                return 0;
+        }
+        if (streq(option, "set-env")) {
+                if (!strchr(value, '=') || value[0] == '=')
+                        return error_set(err, -EINVAL, "--set-env=%s: expected NAME=VALUE", value);
+                return strv_push(&app->environment, value) < 0 ? error_sys(err, -ENOMEM, "--set-env") : 0;
+        }
+        char **field = streq(option, "app")   ? &app->name
+                     : streq(option, "exec")  ? &app->exec
+                     : streq(option, "user")  ? &app->user
+                     : streq(option, "group") ? &app->group
+                                              : &app->working_dir;
+        return set_once(field, option, value, app, err);
+}
+
+static int next_app(PodArgs *pod, Error **err) {
+        AppArgs *l = realloc(pod->apps, (pod->n_apps + 1) * sizeof(AppArgs));
+        if (!l)
+                return error_sys(err, -ENOMEM, "arguments");
+        pod->apps = l;
+        l[pod->n_apps++] = (AppArgs) {};
+        return 0;
+}
+
+int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, Error **err) {
+        PodArgs pod = {};
+        bool in_args = false;
+        int r = next_app(&pod, err);
+        for (int i = 0; r >= 0 && i < argc; i++) {
+                const char *a = argv[i];
+                AppArgs *app = &pod.apps[pod.n_apps - 1];
+                if (streq(a, "---")) {
+                        if (!app->image)
+                                r = error_set(err, -EINVAL, "\"---\" must follow an IMAGE");
+                        else
+                                r = next_app(&pod, err);
+                        in_args = false;
+                        continue;
+                }
+                if (in_args) {
+                        r = strv_push(&app->args, a) < 0 ? error_sys(err, -ENOMEM, "arguments") : 0;
+                        continue;
+                }
+                if (streq(a, "--")) {
+                        if (!app->image)
+                                r = error_set(err, -EINVAL, "\"--\" must follow an IMAGE: the arguments after it are the app's");
+                        in_args = app->have_args = true;
+                        continue;
+                }
+                const char *opt = startswith(a, "--");
+                if (!opt) {
+                        if (app->image)
+                                r = error_set(err, -EINVAL, "unexpected \"%s\" after image %s: put the app's arguments after \"--\", "
+                                              "or start the next app with \"---\"", a, app->image);
+                        else
+                                r = (app->image = strdup(a)) ? 0 : error_sys(err, -ENOMEM, "arguments");
+                        continue;
+                }
+
+                _cleanup_free_ char *option = NULL;
+                const char *value = NULL, *eq = strchr(opt, '=');
+                option = eq ? strndup(opt, (size_t) (eq - opt)) : strdup(opt);
+                if (!option) {
+                        r = error_sys(err, -ENOMEM, "arguments");
+                        continue;
+                }
+                size_t k = 0;
+                while (k < ELEMENTSOF(known_options) && !streq(known_options[k].name, option))
+                        k++;
+                if (k == ELEMENTSOF(known_options)) {
+                        r = error_set(err, -EINVAL, "unknown option \"%s\"", a);
+                        continue;
+                }
+                if (known_options[k].kind == OPTION_POD && !pod_options) {
+                        r = error_set(err, -EINVAL, "--%s is an option of the pod, not of an app", option);
+                        continue;
+                }
+                if (eq)
+                        value = eq + 1;
+                else if (i + 1 < argc)
+                        value = argv[++i];
+                else {
+                        r = error_set(err, -EINVAL, "option --%s needs a value", option);
+                        continue;
+                }
+                r = apply_option(&pod, app, option, value, err);
+        }
+        if (r >= 0 && !pod.apps[pod.n_apps - 1].image)
+                r = error_set(err, -EINVAL, pod.n_apps > 1 ? "missing IMAGE after \"---\"" : "missing IMAGE");
+        if (r < 0) {
+                pod_args_done(&pod);
+                return r;
+        }
+        *ret = pod;
+        return 0;
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* The command line of the apps of a pod, in rkt's grammar:
+ *
+ *   [POD OPTIONS] IMAGE [APP OPTIONS] [-- ARGS...] [--- IMAGE [APP OPTIONS] [-- ARGS...]]...
+ *
+ * "--" ends an app's options: what follows are its arguments, up to "---",
+ * which starts the next app. App options given before the first IMAGE
+ * belong to the first app ("podapp add UUID --app=NAME IMAGE" reads well).
+ * Every option is "--opt=VALUE" or "--opt VALUE". Shared by sdpod prepare,
+ * sdpod run and podapp add, so the grammar lives here once. */
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "basic/error.h"
+#include "manifest/pod-manifest.h"
+
+typedef struct VolumeArg {
+        char *name;
+        PodVolumeKind kind;
+        char *source;
+        bool read_only;
+} VolumeArg;
+
+typedef struct MountArg {
+        char *volume;
+        char *target;
+} MountArg;
+
+typedef struct AppArgs {
+        char *image;            /* as given: a name, an id or an id prefix */
+        char *name;             /* --app */
+        char *exec;             /* --exec: replaces the image's entrypoint */
+        char **args;            /* after "--": replace the image's arguments */
+        bool have_args;         /* "--" was given (possibly with no arguments) */
+        char **environment;     /* --set-env=NAME=VALUE, in order */
+        char *user, *group, *working_dir;
+        MountArg *mounts;
+        size_t n_mounts;
+} AppArgs;
+
+typedef struct PodArgs {
+        char *name;             /* --name */
+        VolumeArg *volumes;     /* --volume */
+        size_t n_volumes;
+        AppArgs *apps;
+        size_t n_apps;
+        bool mutable_pod;               /* podapp sandbox: annotation sdpod/mutable */
+        bool keep_on_app_failure;       /* podapp sandbox --keep-on-app-failure */
+        bool no_private_users;          /* --private-users=no: the pod's root is the host's */
+} PodArgs;
+
+/* Parses argv (the operands and options after the verb). With
+ * pod_options false, --name and --volume are refused (podapp add). At
+ * least one app is required. Errors are -EINVAL with a message that names
+ * the option or argument. */
+int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, Error **err);
+void pod_args_done(PodArgs *a);
+
+/* The value of --private-users: "yes" (the default) or "no". */
+int private_users_arg_parse(const char *s, PodArgs *pod, Error **err);
+
+/* "NAME,kind=host,source=PATH[,readOnly=true]" or "NAME,kind=empty". */
+int volume_arg_parse(const char *s, VolumeArg *ret, Error **err);
+/* "volume=NAME,target=PATH" */
+int mount_arg_parse(const char *s, MountArg *ret, Error **err);

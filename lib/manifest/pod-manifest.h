@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* The pod manifest: the appc PodManifest (schema in sdpod-manifest(5)).
+ *
+ * The JSON document is the source of truth: a PodManifest keeps the parsed
+ * json_object and a typed view of it whose strings are borrowed from the
+ * document. Fields this version does not know are therefore kept when a
+ * manifest is read, changed and written again. Every change is made on a
+ * copy of the document, validated as a whole, and only then replaces it: a
+ * PodManifest is always valid, and a refused change leaves it as it was. */
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "basic/error.h"
+
+#define POD_MANIFEST_KIND "PodManifest"
+#define POD_MANIFEST_VERSION "0.8.11"
+
+/* sdpod's own settings are annotations with this prefix. */
+#define POD_ANNOTATION_PREFIX "sdpod/"
+#define POD_ANNOTATION_NAME "sdpod/name"        /* the pod's --name */
+#define POD_ANNOTATION_CREATED "sdpod/created"  /* when it was prepared (RFC 3339, UTC) */
+/* "true": apps come and go while the pod runs (podapp); the mutable graph. */
+#define POD_ANNOTATION_MUTABLE "sdpod/mutable"
+/* "true": a failed app does not halt the pod (podapp sandbox --keep-on-app-failure). */
+#define POD_ANNOTATION_KEEP_ON_APP_FAILURE "sdpod/keep-on-app-failure"
+/* An app's: "false" lets it make namespaces (RestrictNamespaces=no). */
+#define POD_ANNOTATION_RESTRICT_NAMESPACES "sdpod/restrict-namespaces"
+
+typedef struct PodNameValue {
+        const char *name;
+        const char *value;
+} PodNameValue;
+
+/* A "mounts" entry of an app: volume NAME appears at path inside the app. */
+typedef struct PodMount {
+        const char *volume;
+        const char *path;
+} PodMount;
+
+typedef enum PodVolumeKind {
+        POD_VOLUME_HOST,        /* a host directory or file, bound in */
+        POD_VOLUME_EMPTY,       /* an empty directory the pod owns */
+} PodVolumeKind;
+
+typedef struct PodVolume {
+        const char *name;
+        PodVolumeKind kind;
+        const char *source;     /* host: absolute path; empty: NULL */
+        bool read_only;
+        /* empty volumes only: the directory's mode, owner and group */
+        uint32_t mode;          /* default 0755 */
+        uint32_t uid, gid;      /* default 0 */
+} PodVolume;
+
+typedef struct PodIsolator {
+        const char *name;
+        struct json_object *value;      /* borrowed; interpreted by the generator */
+} PodIsolator;
+
+typedef struct PodApp {
+        const char *name;               /* an ACName: [a-z0-9]+(-[a-z0-9]+)* */
+        const char *image_name;         /* may be NULL */
+        const char *image_id;           /* "sha256:HEX" */
+        char **exec;                    /* owned copy, never empty */
+        const char *user, *group;       /* names or numbers, default "0" */
+        const char *working_directory;  /* absolute, default "/" */
+        PodNameValue *environment;      /* in order, names unique */
+        size_t n_environment;
+        PodMount *mounts;
+        size_t n_mounts;
+        PodIsolator *isolators;
+        size_t n_isolators;
+        PodNameValue *annotations;
+        size_t n_annotations;
+        bool read_only_rootfs;
+} PodApp;
+
+typedef struct PodManifest {
+        struct json_object *json;       /* the document */
+        PodApp *apps;
+        size_t n_apps;
+        PodVolume *volumes;
+        size_t n_volumes;
+        PodIsolator *isolators;
+        size_t n_isolators;
+        PodNameValue *annotations;
+        size_t n_annotations;
+} PodManifest;
+
+/* A new manifest with no apps (acKind, acVersion, empty apps). */
+int pod_manifest_new(PodManifest **ret);
+void pod_manifest_free(PodManifest *m);
+static inline void pod_manifest_freep(PodManifest **m) { pod_manifest_free(*m); }
+#define _cleanup_pod_manifest_ _cleanup_(pod_manifest_freep)
+
+/* Parses and validates a manifest. "what" names it in errors (a file, "pod
+ * manifest of UUID"); errors name the bad field by its path, for example
+ * "pod manifest: apps[1].app.environment[0].name: must not contain '='".
+ * Not JSON or invalid: -EBADMSG. */
+int pod_manifest_parse(const char *data, size_t size, const char *what, PodManifest **ret, Error **err);
+/* Reads and parses the file path below dirfd (at most 16 MiB). */
+int pod_manifest_read_at(int dirfd, const char *path, const char *what, PodManifest **ret, Error **err);
+/* Replaces path below dirfd atomically (write_file_atomic_at). */
+int pod_manifest_write_at(int dirfd, const char *path, const PodManifest *m, Error **err);
+/* The document as text, as written to disk (pretty-printed, ends in "\n"
+ * when written). Borrowed from m; valid until m changes. */
+const char *pod_manifest_to_text(const PodManifest *m);
+
+const PodApp *pod_manifest_find_app(const PodManifest *m, const char *name);
+const PodVolume *pod_manifest_find_volume(const PodManifest *m, const char *name);
+/* A pod-level annotation's value, or NULL. */
+const char *pod_manifest_get_annotation(const PodManifest *m, const char *name);
+
+/* What prepare or "podapp add" asks for, before it is an app of a manifest. */
+typedef struct PodAppSpec {
+        const char *name;
+        const char *image_name;         /* may be NULL */
+        const char *image_id;
+        char **exec;
+        const char *user, *group;       /* NULL: "0" */
+        const char *working_directory;  /* NULL: "/" */
+        char **environment;             /* "NAME=VALUE"; a later NAME replaces an earlier one */
+        PodMount *mounts;
+        size_t n_mounts;
+        PodNameValue *annotations;
+        size_t n_annotations;
+        bool read_only_rootfs;
+} PodAppSpec;
+
+/* Appends an app. Refused with -EEXIST when an app of that name exists, with
+ * -EBADMSG (naming the field) when the result would be invalid, for example
+ * a mount of a volume the pod does not have. */
+int pod_manifest_add_app(PodManifest *m, const PodAppSpec *spec, Error **err);
+/* Removes an app; -ENOENT when there is none of that name. */
+int pod_manifest_remove_app(PodManifest *m, const char *name, Error **err);
+/* Adds a volume; -EEXIST when one of that name exists. */
+int pod_manifest_add_volume(PodManifest *m, const PodVolume *volume, Error **err);
+/* Sets (adds or replaces) a pod-level annotation. */
+int pod_manifest_set_annotation(PodManifest *m, const char *name, const char *value, Error **err);
+
+/* appc's name rules: ACName for apps and volumes ([a-z0-9]+(-[a-z0-9]+)*, at
+ * most 64 characters here), ACIdentifier for annotation and isolator names
+ * ([a-z0-9]+([-._~/][a-z0-9]+)*). */
+bool pod_app_name_is_valid(const char *name);
+bool pod_identifier_is_valid(const char *name);

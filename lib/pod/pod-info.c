@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "basic/fs.h"
+#include "basic/strv.h"
+#include "basic/time-util.h"
+#include "basic/warn.h"
+#include "pod/pod-info.h"
+
+void pod_info_done(PodInfo *info) {
+        pod_manifest_free(info->manifest);
+        free(info->manifest_error);
+        for (size_t i = 0; i < info->n_apps; i++)
+                free(info->apps[i].name);
+        free(info->apps);
+        *info = (PodInfo) {};
+}
+
+const char *pod_info_name(const PodInfo *info) {
+        return info->manifest ? pod_manifest_get_annotation(info->manifest, POD_ANNOTATION_NAME) : NULL;
+}
+
+static uint64_t timespec_to_usec(const struct timespec *ts) {
+        return (uint64_t) ts->tv_sec * USEC_PER_SEC + (uint64_t) ts->tv_nsec / 1000;
+}
+
+int pod_app_exit_read_at(int status_fd, const char *name, PodAppExit *ret) {
+        char buf[32];
+        _cleanup_close_ int fd = openat(status_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADMSG;
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        if (n < 0)
+                return -errno;
+        buf[n] = 0;
+        char *end;
+        errno = 0;
+        long v = strtol(buf, &end, 10);
+        if (errno || end == buf || (*end && *end != '\n') || v < 0 || v > 255)
+                return -EBADMSG;
+        ret->exit_status = (int) v;
+        ret->exited_usec = timespec_to_usec(&st.st_mtim);
+        return 0;
+}
+
+/* Statuses are only read for apps of the manifest: the names come from a
+ * validated manifest, never from the directory. */
+static int read_app_exits(Pod *p, PodInfo *info) {
+        if (!info->manifest || info->manifest->n_apps == 0)
+                return 0;
+        _cleanup_close_ int fd = open_beneath_no_symlinks(p->fd, POD_APP_STATUS_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+        if (fd < 0)
+                return 0; /* not started, or no app has stopped yet */
+        info->apps = calloc(info->manifest->n_apps, sizeof(PodAppExit));
+        if (!info->apps)
+                return -ENOMEM;
+        for (size_t i = 0; i < info->manifest->n_apps; i++) {
+                const char *name = info->manifest->apps[i].name;
+                PodAppExit e = {};
+                int r = pod_app_exit_read_at(fd, name, &e);
+                if (r == -ENOENT)
+                        continue;
+                if (r < 0) {
+                        warn("pod %s: %s/%s: %s, ignoring", p->uuid, POD_APP_STATUS_DIR, name,
+                             r == -EBADMSG ? "not an exit status" : strerror(-r));
+                        continue;
+                }
+                if (!(e.name = strdup(name)))
+                        return -ENOMEM;
+                info->apps[info->n_apps++] = e;
+                if (e.exited_usec > info->exited_usec)
+                        info->exited_usec = e.exited_usec;
+        }
+        return 0;
+}
+
+/* The file's modification time: stat is cheaper than reading and parsing
+ * its content, which says the same (list reads this for every pod). */
+static int read_timestamp_file(int dirfd, const char *name, uint64_t *ret) {
+        struct stat st;
+        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+                return 0; /* absent: not started */
+        *ret = timespec_to_usec(&st.st_mtim);
+        return 0;
+}
+
+int pod_info_read(Pod *p, bool with_app_exits, PodInfo *ret) {
+        PodInfo info = {};
+        Error *e = NULL;
+        int r = pod_manifest_read_at(p->fd, "pod", "pod manifest", &info.manifest, &e);
+        if (r < 0 && r != -ENOENT && !(info.manifest_error = strdup(e->msg)))
+                r = -ENOMEM;
+        error_free(e);
+
+        const char *created = info.manifest ? pod_manifest_get_annotation(info.manifest, POD_ANNOTATION_CREATED) : NULL;
+        if (created && parse_timestamp(created, &info.created_usec) < 0)
+                info.created_usec = 0;
+        if (r != -ENOMEM)
+                r = read_timestamp_file(p->fd, "started", &info.started_usec);
+        if (r >= 0 && with_app_exits)
+                r = read_app_exits(p, &info);
+        if (r < 0) {
+                pod_info_done(&info);
+                return -ENOMEM;
+        }
+        *ret = info;
+        return 0;
+}
+
+typedef struct ImageIds {
+        char **ids;
+        Error **err;
+} ImageIds;
+
+static int collect_image_ids(PodStore *s, Pod *p, void *userdata) {
+        ImageIds *c = userdata;
+        _cleanup_pod_manifest_ PodManifest *m = NULL;
+        Error *e = NULL;
+        int r = pod_manifest_read_at(p->fd, "pod", "pod manifest", &m, &e);
+        if (r < 0 && r != -ENOENT)
+                /* Its apps are unknown: keeping everything is the only
+                 * safe answer. */
+                r = error_set(c->err, r, "pod %s: %s; cannot tell which image trees it uses", p->uuid, e->msg);
+        error_free(e);
+        if (r == -ENOENT)
+                return 0; /* no manifest yet: prepare holds the image store lock */
+        for (size_t j = 0; r >= 0 && j < m->n_apps; j++)
+                if (!strv_contains(c->ids, m->apps[j].image_id) && strv_push(&c->ids, m->apps[j].image_id) < 0)
+                        r = error_sys(c->err, -ENOMEM, "pods");
+        return r;
+}
+
+int pod_store_image_ids(PodStore *s, char ***ret, Error **err) {
+        ImageIds c = { .err = err };
+        int r = pod_foreach(s, collect_image_ids, &c, err);
+        if (r < 0) {
+                strv_free(c.ids);
+                return r;
+        }
+        *ret = c.ids;
+        return 0;
+}

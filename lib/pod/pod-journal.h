@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* A pod's journal lives in its own directory, not in the host's: the pod's
+ * journald writes to /var/log/journal/MACHINE-ID, which the run entrypoint
+ * binds from POD/journal. So the apps' logs stay readable after the pod has
+ * exited, with or without a host systemd, and go away with the pod at gc. */
+
+#include "basic/error.h"
+#include "pod/pod.h"
+
+#define POD_JOURNAL_DIR "journal"
+
+/* Executes journalctl on the pod's journal: only app@APP.service's entries
+ * when app is set, with args (NULL-terminated) appended. Only returns on
+ * failure: a pod that never ran has no journal, and app must be one of the
+ * pod's apps. */
+int pod_journal_exec(const PodStore *ps, const Pod *p, const char *app, char **args, Error **err);

@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <ctype.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "basic/digest.h"
+#include "basic/fs.h"
+#include "basic/strv.h"
+#include "basic/time-util.h"
+#include "image/tree.h"
+#include "pod/pod-prepare.h"
+#include "pod/pod-userns.h"
+#include "pod/stage1.h"
+#include "unit/app-unit.h"
+
+bool pod_name_is_valid(const char *name) {
+        size_t n = strlen(name);
+        if (n == 0 || n > 64 || name[0] == '-' || name[0] == '.')
+                return false;
+        for (const char *c = name; *c; c++)
+                if (!isalnum((unsigned char) *c) && !strchr(".-", *c))
+                        return false;
+        return true;
+}
+
+/* "docker.io/library/busybox:1.36" -> "busybox": the last path component
+ * without its tag, made an ACName. */
+static int default_app_name(const char *image_name, char **ret) {
+        const char *base = image_name ? strrchr(image_name, '/') : NULL;
+        base = base ? base + 1 : strempty(image_name);
+        size_t n = strcspn(base, ":@");
+        _cleanup_free_ char *name = malloc(n + 1);
+        if (!name)
+                return -ENOMEM;
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++) {
+                char c = (char) tolower((unsigned char) base[i]);
+                if (!isalnum((unsigned char) c) || !isascii(c))
+                        c = '-';
+                if (c == '-' && (k == 0 || name[k - 1] == '-'))
+                        continue;
+                name[k++] = c;
+        }
+        if (k > 64)
+                k = 64;
+        while (k > 0 && name[k - 1] == '-')
+                k--;
+        name[k] = 0;
+        if (k == 0)
+                return (*ret = strdup("app")) ? 0 : -ENOMEM;
+        *ret = TAKE_PTR(name);
+        return 0;
+}
+
+/* entrypoint + command, as docker combines them: --exec replaces the
+ * entrypoint (and, as docker's --entrypoint does, the image's command);
+ * arguments after "--" replace the command. */
+static int compose_exec(const AppArgs *a, const Image *im, char ***ret) {
+        _cleanup_strv_free_ char **exec = NULL;
+        char *const *entry = im->app.entrypoint, *const *cmd = im->app.cmd;
+        char *const exec_only[] = { a->exec, NULL };
+        if (a->exec) {
+                entry = exec_only;
+                cmd = NULL;
+        }
+        if (a->have_args)
+                cmd = a->args;
+        for (char *const *i = entry; i && *i; i++)
+                if (strv_push(&exec, *i) < 0)
+                        return -ENOMEM;
+        for (char *const *i = cmd; i && *i; i++)
+                if (strv_push(&exec, *i) < 0)
+                        return -ENOMEM;
+        *ret = TAKE_PTR(exec);
+        return 0;
+}
+
+/* What the manifest refuses while it is built from a command line came
+ * from that command line: a usage error, not corrupt input. */
+static int as_usage_error(Error **err, int r) {
+        if (r != -EBADMSG && r != -EEXIST)
+                return r;
+        if (err && *err)
+                (*err)->code = -EINVAL;
+        return -EINVAL;
+}
+
+static int add_volumes(PodManifest *m, const PodArgs *args, Error **err) {
+        for (size_t i = 0; i < args->n_volumes; i++) {
+                const VolumeArg *v = &args->volumes[i];
+                if (v->kind == POD_VOLUME_HOST) {
+                        if (v->source[0] != '/')
+                                return error_set(err, -EINVAL, "volume %s: source \"%s\" is not an absolute path", v->name, v->source);
+                        if (access(v->source, F_OK) < 0)
+                                return error_sys(err, errno == ENOENT ? -ENOENT : -errno, "volume %s: source %s", v->name, v->source);
+                }
+                PodVolume pv = { .name = v->name, .kind = v->kind, .source = v->source, .read_only = v->read_only, .mode = 0755 };
+                int r = pod_manifest_add_volume(m, &pv, err);
+                if (r < 0)
+                        return as_usage_error(err, error_prefix(err, "--volume=%s", v->name));
+        }
+        return 0;
+}
+
+static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, const char *created, Error **err) {
+        _cleanup_image_ Image *im = NULL;
+        int r = image_store_resolve(is, a->image, &im, err);
+        if (r < 0)
+                return r;
+
+        const char *image_name = im->names && im->names[0] ? im->names[0] : NULL;
+        _cleanup_free_ char *name = NULL;
+        if (a->name) {
+                if (!pod_app_name_is_valid(a->name))
+                        return error_set(err, -EINVAL, "--app=%s: an app name is lowercase letters, digits and single dashes "
+                                         "between them (at most 64)", a->name);
+        } else if (default_app_name(image_name, &name) < 0)
+                return error_sys(err, -ENOMEM, "image %s", a->image);
+        const char *app_name = a->name ? a->name : name;
+        if (pod_manifest_find_app(m, app_name))
+                return error_set(err, -EINVAL, "two apps would be called \"%s\": name one of them with --app=NAME", app_name);
+
+        _cleanup_strv_free_ char **exec = NULL, **env = NULL;
+        if (compose_exec(a, im, &exec) < 0 || !(env = strv_copy(im->app.env ? im->app.env : (char *[]) { NULL })))
+                return error_sys(err, -ENOMEM, "image %s", a->image);
+        for (char **i = a->environment; i && *i; i++)
+                if (strv_push(&env, *i) < 0)
+                        return error_sys(err, -ENOMEM, "image %s", a->image);
+        if (!exec || !exec[0])
+                return error_set(err, -EINVAL, "image %s has no command: give one with --exec=PATH or after \"--\"", a->image);
+
+        PodNameValue annotation = { POD_ANNOTATION_CREATED, created };
+        PodMount mounts[a->n_mounts + 1];
+        for (size_t i = 0; i < a->n_mounts; i++)
+                mounts[i] = (PodMount) { .volume = a->mounts[i].volume, .path = a->mounts[i].target };
+        PodAppSpec spec = {
+                .name = app_name,
+                .image_name = image_name,
+                .image_id = im->id,
+                .exec = exec,
+                .user = a->user ? a->user : im->app.user,
+                .group = a->group ? a->group : im->app.group,
+                .working_directory = a->working_dir ? a->working_dir : im->app.working_dir,
+                .environment = env,
+                .mounts = mounts,
+                .n_mounts = a->n_mounts,
+                .annotations = created ? &annotation : NULL,
+                .n_annotations = created ? 1 : 0,
+        };
+        r = pod_manifest_add_app(m, &spec, err);
+        return r < 0 ? as_usage_error(err, error_prefix(err, "app %s (image %s)", app_name, a->image)) : 0;
+}
+
+/* Makes sure the image's tree exists: image gc removes the trees of removed
+ * images that no pod names yet, and the record is the recipe to render it
+ * again. */
+static int ensure_tree(ImageStore *is, const PodApp *app, Error **err) {
+        if (image_store_has_tree(is, app->image_id))
+                return 0;
+        _cleanup_image_ Image *im = NULL;
+        int r = image_store_load(is, digest_hex(app->image_id), &im, err);
+        if (r < 0 || (r = tree_render(is, im, -1, NULL, err)) < 0)
+                return error_prefix(err, "app %s", app->name);
+        return 0;
+}
+
+/* What the generator will check in the pod (the program, the user and
+ * group, the isolators), checked now against the image's tree, so that an
+ * app that cannot start is refused before a pod exists. In a pod with a
+ * user namespace, an app's ids must be of it. */
+static int check_app(ImageStore *is, const PodManifest *m, size_t i, bool userns, Error **err) {
+        const PodApp *app = &m->apps[i];
+        int r = ensure_tree(is, app, err);
+        if (r < 0)
+                return r;
+        _cleanup_free_ char *rootfs = image_tree_rootfs_path(is->root, app->image_id);
+        _cleanup_close_ int fd = rootfs ? open(rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+        if (fd < 0)
+                return error_sys(err, rootfs ? -errno : -ENOMEM, "app %s: %s", app->name, strempty(rootfs));
+        _cleanup_app_unit_ AppUnit *u = NULL;
+        r = app_unit_resolve(m, i, fd, &u, err);
+        if (r >= 0 && userns && (u->uid >= POD_USERNS_SIZE || u->gid >= POD_USERNS_SIZE))
+                r = error_set(err, -EINVAL, "it runs as user %u, group %u: outside the pod's user namespace (ids 0 to "
+                              "%u; or prepare it with --private-users=no)",
+                              (unsigned) u->uid, (unsigned) u->gid, POD_USERNS_SIZE - 1);
+        if (r < 0) {
+                /* A request that cannot run: the command line's fault. */
+                if (err && *err)
+                        (*err)->code = -EINVAL;
+                return error_prefix(err, "app %s", app->name);
+        }
+        return 0;
+}
+
+int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **ret, Error **err) {
+        _cleanup_pod_manifest_ PodManifest *m = NULL;
+        int r = pod_manifest_new(&m);
+        if (r < 0)
+                return error_sys(err, r, "pod manifest");
+        if (args->name) {
+                if (!pod_name_is_valid(args->name))
+                        return error_set(err, -EINVAL, "--name=%s: a pod name is 1 to 64 letters, digits, '.' and '-', "
+                                         "not starting with '-' or '.'", args->name);
+                if ((r = pod_manifest_set_annotation(m, POD_ANNOTATION_NAME, args->name, err)) < 0)
+                        return r;
+        }
+        char created[32];
+        format_timestamp(now_usec(), created);
+        if ((r = pod_manifest_set_annotation(m, POD_ANNOTATION_CREATED, created, err)) < 0)
+                return r;
+        if ((r = add_volumes(m, args, err)) < 0)
+                return r;
+        if ((args->mutable_pod && (r = pod_manifest_set_annotation(m, POD_ANNOTATION_MUTABLE, "true", err)) < 0) ||
+            (args->keep_on_app_failure &&
+             (r = pod_manifest_set_annotation(m, POD_ANNOTATION_KEEP_ON_APP_FAILURE, "true", err)) < 0))
+                return r;
+        for (size_t i = 0; i < args->n_apps; i++)
+                if ((r = add_app(m, is, &args->apps[i], NULL, err)) < 0)
+                        return r;
+        for (size_t i = 0; i < m->n_apps; i++)
+                if ((r = check_app(is, m, i, !args->no_private_users, err)) < 0)
+                        return r;
+        /* The range itself is claimed once the pod exists (pod_prepare). */
+        if (args->no_private_users && (r = pod_manifest_set_annotation(m, POD_ANNOTATION_PRIVATE_USERS, "no", err)) < 0)
+                return r;
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+int pod_manifest_add_app_from_args(ImageStore *is, PodManifest *m, const AppArgs *a, const char *created, Error **err) {
+        PodUserns u;
+        int r = pod_userns_from_manifest(m, &u, err);
+        if (r < 0 || (r = add_app(m, is, a, created, err)) < 0 ||
+            (r = check_app(is, m, m->n_apps - 1, u.enabled, err)) >= 0)
+                return r;
+        /* Refused: the manifest must be as it was. */
+        _cleanup_error_ Error *ignored = NULL;
+        (void) pod_manifest_remove_app(m, m->apps[m->n_apps - 1].name, &ignored);
+        return r;
+}
+
+int pod_create_app_dirs(int pod_fd, const char *app, uid_t root_uid, Error **err) {
+        static const char *const dirs[] = { "upper", "work", "lower" };
+        for (size_t i = 0; i < ELEMENTSOF(dirs); i++) {
+                char path[128];
+                snprintf(path, sizeof(path), POD_APP_DIR "/%s/%s", app, dirs[i]);
+                /* The upper layer is the root of the app's tree: its owner
+                 * and mode are the root directory's, the pod's root's. */
+                uid_t owner = streq(dirs[i], "upper") ? root_uid : 0;
+                int r = mkdir_owned_beneath(pod_fd, path, 0755, owner, owner);
+                if (r < 0)
+                        return error_sys(err, r, "app %s: cannot create %s", app, path);
+        }
+        return 0;
+}
+
+int pod_render_app(int pod_fd, ImageStore *is, const PodApp *app, uid_t root_uid, Error **err) {
+        int r = ensure_tree(is, app, err);
+        return r < 0 ? r : pod_create_app_dirs(pod_fd, app->name, root_uid, err);
+}
+
+int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target, Pod **ret, Error **err) {
+        _cleanup_pod_manifest_ PodManifest *m = NULL;
+        int r = pod_manifest_from_args(is, args, &m, err);
+        if (r < 0)
+                return r;
+
+        _cleanup_pod_ Pod *p = NULL;
+        if ((r = pod_create(ps, &p, err)) < 0)
+                return r;
+        PodUserns u = {};
+        if ((!args->no_private_users && (r = pod_userns_claim(ps->root, p->uuid, m, err)) < 0) ||
+            (r = pod_userns_from_manifest(m, &u, err)) < 0 ||
+            (r = pod_manifest_write_at(p->fd, "pod", m, err)) < 0 ||
+            (r = stage1_render(p->fd, pod_userns_root(&u), err)) < 0)
+                return error_prefix(err, "pod %s", p->uuid);
+        for (size_t i = 0; i < m->n_apps; i++)
+                if ((r = pod_render_app(p->fd, is, &m->apps[i], pod_userns_root(&u), err)) < 0)
+                        return error_prefix(err, "pod %s", p->uuid);
+        if ((r = pod_finish_prepare(ps, p, target, err)) < 0)
+                return r;
+        *ret = TAKE_PTR(p);
+        return 0;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* The processes of a running pod, as seen from the host: systemd-nspawn,
+ * which holds the pod's lock (its PID is in the pod directory's "pid"
+ * file), and its child, the pod's systemd: PID 1 in the pod, the leader of
+ * its namespaces. */
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "basic/error.h"
+
+typedef struct PodProcess {
+        pid_t nspawn;
+        int nspawn_pidfd;       /* a pidfd of nspawn: signals reach it, never a recycled PID */
+        pid_t leader;           /* the pod's PID 1, or 0 while nspawn starts it */
+} PodProcess;
+
+void pod_process_done(PodProcess *p);
+
+/* Finds nspawn by the pid file and makes sure, once a pidfd is open, that
+ * this very process holds the pod's lock (its fdinfo); -ESRCH when the
+ * pod is not running. pod_fd is the pod directory. */
+int pod_process_find(int pod_fd, const char *uuid, PodProcess *ret, Error **err);
+
+/* Whether the pod's PID 1 still runs: false once it is exiting, a zombie
+ * systemd-nspawn has yet to reap, or gone (nspawn may hold the pod's lock
+ * a while longer). */
+bool pod_leader_alive(const PodProcess *p);
+
+/* The lowest PID in the pod's pid namespace whose cgroup is the unit's
+ * ("app@web.service"): the unit's main process. -ESRCH when it runs none. */
+int pod_unit_pid(const PodProcess *p, const char *unit, pid_t *ret);
+
+/* Kills what is left of a pod whose systemd-nspawn is gone (killed with
+ * SIGKILL, say): nspawn does not take the pod's PID 1 with it. That PID 1 is
+ * found as the init of a pid namespace whose environment carries
+ * container_uuid=UUID (systemd-nspawn sets it from --uuid=); SIGKILL to it
+ * ends every process of the pod, and with them the pod's mounts. Waits up
+ * to 5 s for each to die. Returns how many it killed. */
+int pod_kill_leftovers(const char *uuid, Error **err);

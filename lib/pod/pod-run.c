@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <fcntl.h>
+#include <libgen.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <linux/close_range.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-login.h>
+
+#include "basic/digest.h"
+#include "basic/fs.h"
+#include "basic/mount-util.h"
+#include "basic/strv.h"
+#include "config.h"
+#include "image/image-store.h"
+#include "manifest/pod-manifest.h"
+#include "pod/pod-app-root.h"
+#include "pod/pod-cgroup.h"
+#include "pod/pod-info.h"
+#include "pod/pod-journal.h"
+#include "pod/pod-run.h"
+#include "pod/pod-userns.h"
+#include "pod/stage1.h"
+#include "unit/app-unit.h"
+
+static bool machined_reachable(void) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int has = 0;
+        if (sd_bus_open_system(&bus) < 0 ||
+            sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                               "NameHasOwner", NULL, &reply, "s", "org.freedesktop.machine1") < 0 ||
+            sd_bus_message_read(reply, "b", &has) < 0)
+                return false;
+        if (has)
+                return true;
+        /* Not running, but started on the first call. */
+        sd_bus_message_unref(reply);
+        reply = NULL;
+        char **names = NULL;
+        if (sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                               "ListActivatableNames", NULL, &reply, "") < 0 ||
+            sd_bus_message_read_strv(reply, &names) < 0)
+                return false;
+        bool found = strv_contains(names, "org.freedesktop.machine1");
+        strv_free(names);
+        return found;
+}
+
+void nspawn_host_detect(NspawnHost *ret) {
+        /* Without a host systemd there is no bus to register on or to ask
+         * for a scope: nspawn must stay where it is. */
+        if (sd_booted() <= 0) {
+                *ret = (NspawnHost) { .keep_unit = true, .register_machine = false, .systemd = false };
+                return;
+        }
+        _cleanup_free_ char *unit = NULL;
+        bool in_service = sd_pid_get_unit(0, &unit) >= 0 && strlen(unit) > 8 &&
+                          streq(unit + strlen(unit) - 8, ".service");
+        *ret = (NspawnHost) { .keep_unit = in_service, .register_machine = machined_reachable(), .systemd = true };
+}
+
+static char *path_join3(const char *a, const char *b, const char *c) {
+        char *s = NULL;
+        return asprintf(&s, "%s/%s%s%s", a, b, c ? "/" : "", strempty(c)) < 0 ? NULL : s;
+}
+
+/* What the run entrypoint mounts with: the pod directory, its user
+ * namespace (userns_fd -1 without one) and the host's owner of what is
+ * root's in the pod. */
+typedef struct RunContext {
+        const char *pod;        /* the pod directory's path */
+        const char *data;       /* the data directory's */
+        int pod_fd;             /* opened in the private mount namespace */
+        const PodManifest *manifest;
+        PodUserns userns;
+        int userns_fd;
+} RunContext;
+
+/* Creates dir (below the pod directory, never through a symlink) for what
+ * is root's in the pod, with mode. */
+static int make_pod_owned_dir(const RunContext *c, const char *dir, mode_t mode, uid_t uid, gid_t gid, Error **err) {
+        uid_t root = pod_userns_root(&c->userns);
+        int r = mkdir_owned_beneath(c->pod_fd, dir, mode, root + uid, root + gid);
+        return r < 0 ? error_sys(err, r, "cannot create %s/ for the pod", dir) : 0;
+}
+
+/* Mounts an overlay at target (below the pod directory). */
+static int mount_layers(const RunContext *c, const AppRootLayers *l, const char *target, Error **err) {
+        _cleanup_close_ int fd = -1;
+        int r = app_root_make(l, c->userns_fd, &fd, err);
+        return r < 0 ? r : mount_attach(fd, target, err);
+}
+
+/* Mounts the app's root: its image's tree below, its own changes above. */
+static int mount_app(const RunContext *c, int rootfs_fd, const PodApp *app, Error **err) {
+        char rel[128];
+        snprintf(rel, sizeof(rel), "%s/%s/rootfs", POD_APPS_DIR + 1, app->name);
+        _cleanup_close_ int fd = mkdir_p_in_root(rootfs_fd, rel, 0755, false);
+        if (fd < 0)
+                return error_sys(err, fd, "app %s: cannot create /%s in the pod", app->name, rel);
+        _cleanup_(app_root_layers_done) AppRootLayers l = {};
+        _cleanup_free_ char *target = path_join3(c->pod, "stage1/rootfs", rel);
+        if (!target)
+                return error_sys(err, -ENOMEM, "app %s", app->name);
+        if (app_root_layers(c->pod, c->data, app, &l, err) < 0 || mount_layers(c, &l, target, err) < 0)
+                return error_prefix(err, "app %s", app->name);
+        return 0;
+}
+
+/* A volume at /sdpod/volumes/NAME: an empty one is the pod directory's
+ * volumes/NAME, owned by the pod (as the manifest says); a host one is
+ * bound over it, as it is: the operator chose it. */
+static int mount_volume(const RunContext *c, const PodVolume *v, Error **err) {
+        char rel[128];
+        snprintf(rel, sizeof(rel), "volumes/%s", v->name);
+        struct stat st = { .st_mode = S_IFDIR };
+        if (v->kind == POD_VOLUME_HOST && stat(v->source, &st) < 0)
+                return error_sys(err, -errno, "volume %s: source %s", v->name, v->source);
+        if (v->kind == POD_VOLUME_EMPTY) {
+                if (c->userns.enabled && (v->uid >= POD_USERNS_SIZE || v->gid >= POD_USERNS_SIZE))
+                        return error_set(err, -EINVAL, "volume %s: owner %u:%u is outside the pod's user namespace "
+                                         "(ids 0 to %u)", v->name, v->uid, v->gid, POD_USERNS_SIZE - 1);
+                return make_pod_owned_dir(c, rel, v->mode, v->uid, v->gid, err) < 0 ? error_prefix(err, "volume %s", v->name) : 0;
+        }
+        if (S_ISDIR(st.st_mode)) {
+                if (mkdirat(c->pod_fd, rel, 0755) < 0 && errno != EEXIST)
+                        return error_sys(err, -errno, "volume %s: cannot create %s", v->name, rel);
+        } else {
+                _cleanup_close_ int f = open_beneath_no_symlinks(c->pod_fd, rel, O_WRONLY | O_CREAT | O_NOFOLLOW, 0644);
+                if (f < 0)
+                        return error_sys(err, f, "volume %s: cannot create %s", v->name, rel);
+        }
+        _cleanup_free_ char *target = path_join3(c->pod, "stage1/rootfs/sdpod", rel);
+        if (!target)
+                return error_sys(err, -ENOMEM, "volume %s", v->name);
+        return mount_bind(v->source, target, v->read_only, err) < 0 ? error_prefix(err, "volume %s", v->name) : 0;
+}
+
+static int write_pid_file(int pod_fd, int lock_fd, Error **err) {
+        char buf[32];
+        int n = snprintf(buf, sizeof(buf), "%d %d\n", (int) getpid(), lock_fd);
+        return write_file_atomic_at(pod_fd, POD_PID_FILE, buf, n, 0644, err);
+}
+
+/* systemd-nspawn keeps a directory per machine in /run/systemd/nspawn/
+ * propagate/ and, on exit, refuses to remove it unless it is on a tmpfs, as
+ * /run is under a systemd host. Elsewhere, give it a tmpfs of this
+ * namespace: the directories vanish with the pod. */
+static int private_nspawn_propagate_dir(Error **err) {
+        static const char dir[] = "/run/systemd/nspawn/propagate";
+        struct statfs sfs;
+        if (statfs("/run", &sfs) < 0)
+                return error_sys(err, -errno, "/run");
+        if (sfs.f_type == TMPFS_MAGIC)
+                return 0;
+        int r = mkdir_p(dir, 0755);
+        if (r < 0)
+                return error_sys(err, r, "cannot create %s", dir);
+        if (mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755") < 0)
+                return error_sys(err, -errno, "cannot mount a tmpfs on %s", dir);
+        return 0;
+}
+
+/* Mounts made from here on live in this namespace only (mount-util.h). */
+static int enter_private_mount_namespace(Error **err) {
+        int r = mount_namespace_unshare(err);
+        return r < 0 ? r : private_nspawn_propagate_dir(err);
+}
+
+/* Binds POD/dir at stage1/rootfs/in_pod, writable or not. */
+static int bind_pod_dir(const RunContext *c, const char *dir, const char *in_pod, bool read_only, Error **err) {
+        _cleanup_free_ char *source = path_join3(c->pod, dir, NULL), *target = path_join3(c->pod, "stage1/rootfs", in_pod);
+        if (!source || !target)
+                return error_sys(err, -ENOMEM, "%s", dir);
+        return mount_bind(source, target, read_only, err);
+}
+
+/* What the pod sees of its directory (sdpod-stage1(7), sdpod-security(7)):
+ *
+ *   /sdpod                  the pod directory, read-only: its manifest at
+ *                           /sdpod/pod (the directory, not the file: seen
+ *                           anew after each atomic rewrite), and the stop
+ *                           requests at /sdpod/apps/NAME/stop-requested
+ *   /sdpod/status           writable: the reapers record exit statuses
+ *   /sdpod/volumes          writable: the empty volumes; host ones over
+ *                           their names
+ *   /var/log/journal        writable: the pod directory's journal/
+ *
+ * Nothing else of it can be written from the pod: not the stage1 manifest,
+ * which names what the host executes (the stop and gc entrypoints), nor
+ * the apps' directories that podapp creates and removes on the host. With
+ * a user namespace these mounts are locked (the pod's root cannot make
+ * them writable or take them away: mount_namespaces(7)). */
+static int mount_pod_dir(const RunContext *c, int rootfs_fd, Error **err) {
+        /* The pod's root, an "other" to the host's, reaches its manifest. */
+        if (fchmod(c->pod_fd, 0711) < 0)
+                return error_sys(err, -errno, "cannot make the pod directory reachable");
+        int r;
+        if ((r = make_pod_owned_dir(c, POD_APP_STATUS_DIR, 0755, 0, 0, err)) < 0 ||
+            (r = make_pod_owned_dir(c, POD_JOURNAL_DIR, 0755, 0, 0, err)) < 0 ||
+            (r = bind_pod_dir(c, POD_JOURNAL_DIR, "var/log/journal", false, err)) < 0)
+                return r;
+        _cleanup_close_ int fd = mkdir_p_in_root(rootfs_fd, "sdpod", 0755, false);
+        if (fd < 0)
+                return error_sys(err, fd, "cannot create /sdpod in the pod");
+        if ((r = bind_pod_dir(c, ".", "sdpod", true, err)) < 0 ||
+            (r = bind_pod_dir(c, POD_APP_STATUS_DIR, "sdpod/" POD_APP_STATUS_DIR, false, err)) < 0)
+                return r;
+        if (c->manifest->n_volumes == 0)
+                return 0;
+        if (mkdirat(c->pod_fd, "volumes", 0755) < 0 && errno != EEXIST)
+                return error_sys(err, -errno, "cannot create volumes/");
+        if ((r = bind_pod_dir(c, "volumes", "sdpod/volumes", false, err)) < 0)
+                return r;
+        for (size_t i = 0; i < c->manifest->n_volumes; i++)
+                if ((r = mount_volume(c, &c->manifest->volumes[i], err)) < 0)
+                        return r;
+        return 0;
+}
+
+static int mount_pod(const RunContext *c, Error **err) {
+        _cleanup_free_ char *image = NULL;
+        int r = stage1_image_of(c->pod_fd, &image, err);
+        if (r < 0)
+                return r;
+        _cleanup_free_ char *rootfs = path_join3(c->pod, "stage1/rootfs", NULL);
+        AppRootLayers l = {
+                .lower = path_join3(image, "rootfs", NULL),
+                .upper = path_join3(c->pod, "stage1/upper", NULL),
+                .work = path_join3(c->pod, "stage1/work", NULL),
+                .lower_mountpoint = path_join3(c->pod, "stage1/lower", NULL),
+        };
+        if (!rootfs || !l.lower || !l.upper || !l.work || !l.lower_mountpoint)
+                r = error_sys(err, -ENOMEM, "stage1");
+        else if ((r = mount_layers(c, &l, rootfs, err)) < 0)
+                error_prefix(err, "stage1");
+        app_root_layers_done(&l);
+        if (r < 0)
+                return r;
+        _cleanup_close_ int rootfs_fd = open_beneath_no_symlinks(c->pod_fd, "stage1/rootfs", O_PATH | O_DIRECTORY, 0);
+        if (rootfs_fd < 0)
+                return error_sys(err, rootfs_fd, "stage1/rootfs");
+        for (size_t i = 0; i < c->manifest->n_apps; i++)
+                if ((r = mount_app(c, rootfs_fd, &c->manifest->apps[i], err)) < 0)
+                        return r;
+        return mount_pod_dir(c, rootfs_fd, err);
+}
+
+/* "sdpod-UUID", or the pod's --name. */
+static char *machine_name(const PodManifest *m, const char *uuid) {
+        const char *name = pod_manifest_get_annotation(m, POD_ANNOTATION_NAME);
+        char *s = NULL;
+        return asprintf(&s, "%s%s", name ? "" : "sdpod-", name ? name : uuid) < 0 ? NULL : s;
+}
+
+int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
+        char pod[PATH_MAX];
+        if (!getcwd(pod, sizeof(pod)))
+                return error_sys(err, -errno, "pod %s: cannot tell the pod directory", uuid);
+        int r = enter_private_mount_namespace(err);
+        if (r < 0)
+                return error_prefix(err, "pod %s", uuid);
+        _cleanup_close_ int pod_fd = open(pod, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (pod_fd < 0)
+                return error_sys(err, -errno, "pod %s: %s", uuid, pod);
+        char data[PATH_MAX];
+        snprintf(data, sizeof(data), "%s", pod);
+        _cleanup_pod_manifest_ PodManifest *m = NULL;
+        RunContext c = { .pod = pod, .data = dirname(dirname(dirname(data))), /* DATA/pods/run/UUID */
+                         .pod_fd = pod_fd, .userns_fd = -1 };
+        if ((r = pod_manifest_read_at(pod_fd, "pod", "pod manifest", &m, err)) < 0 ||
+            (r = pod_userns_from_manifest(m, &c.userns, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
+        c.manifest = m;
+        _cleanup_close_ int userns_fd = c.userns.enabled ? userns_fd_new(c.userns.base, err) : -1;
+        if (c.userns.enabled && userns_fd < 0)
+                return error_prefix(err, "pod %s", uuid);
+        c.userns_fd = userns_fd;
+        if ((r = mount_pod(&c, err)) < 0 || (r = write_pid_file(pod_fd, lock_fd, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
+
+        NspawnHost host;
+        nspawn_host_detect(&host);
+        /* Without a host systemd, the pod gets a cgroup of its own, which
+         * nspawn hands to its user namespace; under one, its scope or
+         * pod@.service's delegated cgroup. */
+        if (!host.systemd && (r = pod_cgroup_enter(uuid, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
+        _cleanup_free_ char *machine = machine_name(m, uuid);
+        _cleanup_free_ char *dir = NULL, *machine_arg = NULL, *uuid_arg = NULL, *users_arg = NULL;
+        if (!machine || asprintf(&dir, "--directory=%s/stage1/rootfs", pod) < 0 ||
+            asprintf(&machine_arg, "--machine=%s", machine) < 0 || asprintf(&uuid_arg, "--uuid=%s", uuid) < 0 ||
+            (c.userns.enabled ? asprintf(&users_arg, "--private-users=%u:%u", (unsigned) c.userns.base, POD_USERNS_SIZE)
+                              : asprintf(&users_arg, "--private-users=no")) < 0)
+                return error_sys(err, -ENOMEM, "pod %s", uuid);
+        char *argv[] = {
+                "systemd-nspawn", "--quiet", "--boot", dir, machine_arg, uuid_arg,
+                "--notify-ready=yes", "--link-journal=no", "--timezone=off", "--console=read-only",
+                users_arg,
+                /* The overlays' ownership is set up already: never chown. */
+                "--private-users-ownership=off",
+                host.register_machine ? "--register=yes" : "--register=no",
+                host.keep_unit ? "--keep-unit" : NULL,
+                NULL,
+        };
+        /* The lock passes to nspawn, which holds it for the pod's life;
+         * nothing else does (the fd of this very program, which stage0
+         * leaves open for scripts, included). */
+        if (fcntl(lock_fd, F_SETFD, 0) < 0)
+                return error_sys(err, -errno, "pod %s: the lock fd %d", uuid, lock_fd);
+        if ((lock_fd > 3 && close_range(3, lock_fd - 1, CLOSE_RANGE_CLOEXEC) < 0) ||
+            close_range(lock_fd + 1, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+                return error_sys(err, -errno, "pod %s: cannot close the other fds on exec", uuid);
+        execv(SYSTEMD_NSPAWN, argv);
+        r = -errno;
+        fcntl(lock_fd, F_SETFD, FD_CLOEXEC);
+        return error_sys(err, r, "pod %s: cannot execute %s", uuid, SYSTEMD_NSPAWN);
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* The stage1 run entrypoint (sdpod-stage1(7)): turns a pod directory in
+ * pods/run/ into a running pod. In a mount namespace of its own, so that
+ * every mount below goes away with the pod's last process and nothing leaks
+ * onto the host even when the pod is killed, it mounts:
+ *
+ *   stage1/rootfs                   overlay of the stage1 image's rootfs
+ *   stage1/rootfs/opt/stage2/NAME/rootfs
+ *                                   overlay of the app's image tree
+ *   stage1/rootfs/sdpod             the pod directory itself (not its
+ *                                   mounts), read-only: the manifest at
+ *                                   /sdpod/pod, seen anew after each atomic
+ *                                   rewrite
+ *   stage1/rootfs/sdpod/status      writable: the exit statuses, NAME each
+ *   stage1/rootfs/sdpod/volumes/NAME
+ *                                   each volume: host ones bound in, empty
+ *                                   ones the pod directory's volumes/NAME
+ *   stage1/rootfs/var/log/journal   the pod directory's journal/
+ *
+ * With a user namespace (pod-userns.h), the overlays' lower layers are
+ * idmapped to the pod's range and what the pod writes is owned by it.
+ * Then it executes systemd-nspawn --boot on stage1/rootfs, which inherits
+ * the pod lock (lock_fd) and holds it until the pod has exited. */
+
+#include <stdbool.h>
+
+#include "basic/error.h"
+
+/* The file in the pod directory holding the PID of systemd-nspawn, the
+ * process that holds the pod's lock while it runs, and the number of its fd
+ * that holds it: "PID FD\n". */
+#define POD_PID_FILE "pid"
+
+/* The working directory is the pod directory; only returns on failure. */
+int pod_run_exec(const char *uuid, int lock_fd, Error **err);
+
+/* How systemd-nspawn must be told to treat the host's systemd. */
+typedef struct NspawnHost {
+        bool keep_unit;         /* run in the caller's unit (a service) */
+        bool register_machine;  /* systemd-machined is reachable */
+        bool systemd;           /* the host runs systemd */
+} NspawnHost;
+void nspawn_host_detect(NspawnHost *ret);

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* A pod's private user namespace (sdpod-security(7)). Root in a pod is
+ * then not root on the host: the pod's ids 0..65535 are the host's
+ * BASE..BASE+65535, a range of its own. The shared image trees are never
+ * chowned: each pod sees them through an idmapped mount (host id N shown
+ * as BASE+N) as the lower layer of its overlays, whose upper layers are
+ * new and owned by BASE. systemd-nspawn gets the range as it is
+ * (--private-users=BASE:65536 --private-users-ownership=off).
+ *
+ * The range is chosen at prepare and held until the pod is deleted, so
+ * that no two pods of a data directory ever share one (files a pod left in
+ * a shared volume stay out of reach of later pods): DATA/private-users/BASE
+ * is the claim, created exclusively, holding the pod's UUID. The pod's
+ * manifest records it (annotation sdpod/private-users: "BASE:65536", or
+ * "no" for a pod made with --private-users=no; absent, in a manifest of an
+ * older sdpod, is "no"). */
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "basic/error.h"
+#include "manifest/pod-manifest.h"
+
+#define POD_ANNOTATION_PRIVATE_USERS "sdpod/private-users"
+#define POD_USERNS_SIZE 65536U
+/* systemd's range for containers (UIDS-GIDS.md), which nspawn's own "pick"
+ * uses too: machined then names the ids of running pods. */
+#define POD_USERNS_BASE_MIN 0x00080000U
+#define POD_USERNS_BASE_MAX 0x6FFF0000U
+#define POD_USERNS_DIR "private-users"
+
+typedef struct PodUserns {
+        bool enabled;
+        uid_t base;             /* the host id of the pod's root; 0 when not enabled */
+} PodUserns;
+
+/* The pod's setting, from its manifest; -EBADMSG for a malformed one. */
+int pod_userns_from_manifest(const PodManifest *m, PodUserns *ret, Error **err);
+
+/* Claims a free range of the data directory data for pod uuid (starting
+ * from a slot its UUID gives, so pods rarely contend) and records it in
+ * m. The pod must exist already. */
+int pod_userns_claim(const char *data, const char *uuid, PodManifest *m, Error **err);
+/* Gives back the range of pod uuid (when the claim is its own). */
+void pod_userns_release(const char *data, const char *uuid, const PodUserns *u);
+/* Gives back the claims whose pods no longer exist (an interrupted
+ * delete), as pod_exists tells. Returns how many. */
+int pod_userns_release_stale(const char *data, bool (*pod_exists)(const char *uuid, void *userdata), void *userdata,
+                             Error **err);
+
+/* The owner on the host of what is root's in the pod: base, or 0. */
+static inline uid_t pod_userns_root(const PodUserns *u) {
+        return u->enabled ? u->base : 0;
+}
+
+/* An fd of a new user namespace that maps 0..65535 to base..: what an
+ * idmapped mount needs (mount_setattr(MOUNT_ATTR_IDMAP)). */
+int userns_fd_new(uid_t base, Error **err);

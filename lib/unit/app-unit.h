@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* One app of a pod as the pod's systemd runs it: the app of the manifest
+ * checked against its root file system (program, user, group, working
+ * directory, environment, mounts, isolators) and rendered as the text of
+ * app@NAME.service and reaper@NAME.service. sdpod-generator(8) documents
+ * every directive; stage0 runs the same checks (app_check_in_root) so that
+ * a bad app is refused before a pod exists. */
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "basic/error.h"
+#include "manifest/pod-manifest.h"
+#include "unit/app-isolators.h"
+
+/* Paths inside the pod (the stage1 root), fixed by sdpod-stage1(7). */
+#define POD_MANIFEST_PATH "/sdpod/pod"
+#define POD_VOLUMES_DIR "/sdpod/volumes"
+#define POD_APPS_DIR "/opt/stage2"    /* an app's root: POD_APPS_DIR/NAME/rootfs */
+#define POD_HELPER "/usr/lib/sdpod/pod-helper"
+/* The units the generator writes for app NAME (printf formats of NAME). */
+#define APP_UNIT_FORMAT "app@%s.service"
+#define REAPER_UNIT_FORMAT "reaper@%s.service"
+
+/* A command run in app NAME by sdpod enter or podapp exec is a transient
+ * instance of one of these templates (printf formats of NAME and the
+ * instance), which exist only as drop-ins the generator writes: the app's
+ * root, identity and confinement, so the command runs exactly as confined
+ * as the app (sdpod-security(7)). Dashes in NAME are safe: systemd looks
+ * for prefix drop-ins of "sdpod-exec-my-app@" in "sdpod-exec-my-.service.d"
+ * and "sdpod-exec-.service.d", never in another app's "sdpod-exec-my@". */
+typedef enum AppExecMode {
+        APP_EXEC_AS_APP,        /* its user, group, working directory */
+        APP_EXEC_AS_ROOT,       /* root (of the pod) in "/" */
+} AppExecMode;
+#define APP_EXEC_UNIT_FORMAT "sdpod-exec-%s@%s.service"
+#define APP_EXEC_DROPIN_FORMAT "sdpod-exec-%s@.service.d/sdpod-app.conf"
+#define APP_ENTER_UNIT_FORMAT "sdpod-enter-%s@%s.service"
+#define APP_ENTER_DROPIN_FORMAT "sdpod-enter-%s@.service.d/sdpod-app.conf"
+/* Each app's directory in the pod directory (upper/, work/ of its root),
+ * seen in the pod as /sdpod/apps/NAME. */
+#define POD_APP_DIR "apps"
+/* apps/NAME/stop-requested: podapp stop asked the app to stop. While it
+ * exists, the app ending with a failure (its own status on SIGTERM, or
+ * SIGKILL at the end of the grace period) neither halts the pod nor
+ * becomes its exit code. podapp start removes it. */
+#define POD_APP_STOP_REQUESTED "stop-requested"
+
+/* Exit codes of an app that cannot be started, as a shell reports them. */
+#define APP_EXIT_CANNOT_RUN 125         /* anything else wrong with the app */
+#define APP_EXIT_NOT_EXECUTABLE 126     /* its program is not executable */
+#define APP_EXIT_NOT_FOUND 127          /* its program is not there */
+
+/* How the pod's units depend on each other (seed 001): flags, from the
+ * manifest's annotations. POD_GRAPH_IMMUTABLE alone is the default. What an
+ * app's failure does is part of the graph: its OnFailure= edge. */
+typedef enum PodGraph {
+        POD_GRAPH_IMMUTABLE = 0,        /* the pod runs its apps and ends with the last */
+        POD_GRAPH_MUTABLE = 1 << 0,     /* apps come and go; the pod lives on (POD_ANNOTATION_MUTABLE) */
+        /* A failed app does not halt the pod: no OnFailure= at all
+         * (POD_ANNOTATION_KEEP_ON_APP_FAILURE). */
+        POD_GRAPH_KEEP_ON_APP_FAILURE = 1 << 1,
+} PodGraph;
+
+/* The pod's graph from its annotations "sdpod/mutable" and
+ * "sdpod/keep-on-app-failure" (each "true" or "false", absent: false);
+ * -EBADMSG for another value, naming the annotation. */
+int pod_graph_from_manifest(const PodManifest *m, PodGraph *ret, Error **err);
+
+typedef struct AppBind {
+        char *source;           /* in the pod: POD_VOLUMES_DIR/VOLUME */
+        const char *destination;        /* in the app, borrowed from the manifest */
+        bool read_only;
+} AppBind;
+
+typedef struct AppUnit {
+        const PodApp *app;      /* borrowed from the manifest */
+        char *exec_path;        /* the program, absolute in the app's root */
+        uid_t uid;
+        gid_t gid;
+        char **environment;     /* NAME=VALUE: the manifest's in order, then PATH and HOME when absent */
+        AppBind *binds;
+        size_t n_binds;
+        AppIsolation isolation;
+} AppUnit;
+
+/* Checks app number index of m against its root file system app_rootfd
+ * (an fd of the directory, resolved as "/") and returns everything its unit
+ * says. Errors name the field ("apps[0].app.user: no user ..."), and the
+ * code tells the app's exit code (app_unit_exit_code): -ENOENT only when
+ * the program was not found, -EACCES only when it is not executable. */
+int app_unit_resolve(const PodManifest *m, size_t index, int app_rootfd, AppUnit **ret, Error **err);
+void app_unit_free(AppUnit *u);
+static inline void app_unit_freep(AppUnit **u) { app_unit_free(*u); }
+#define _cleanup_app_unit_ _cleanup_(app_unit_freep)
+
+/* The same checks, for stage0 (sdpod prepare, podapp add): 0 when the app
+ * can be started in that root. */
+int app_check_in_root(const PodManifest *m, size_t index, int app_rootfd, Error **err);
+
+/* The exit code an app fails with when app_unit_resolve() failed with r. */
+int app_unit_exit_code(int r);
+
+/* Unit file syntax. unit_quote_word() returns one word of a command line
+ * or an Environment= assignment that systemd reads back as s: quoted and
+ * C-escaped when needed, "%" doubled (specifiers), and with exec_arg "$"
+ * doubled too (systemd expands $VAR in the arguments of Exec lines, not in
+ * the program's path nor in Environment=). NULL on allocation failure. */
+char *unit_quote_word(const char *s, bool exec_arg);
+/* Whether s is UTF-8 (systemd refuses other environment values). */
+bool utf8_is_valid(const char *s);
+
+/* The texts of the units, each a whole file beginning with the header
+ * "# Automatically generated by sdpod-generator". */
+int app_unit_render(const AppUnit *u, PodGraph graph, char **ret);
+/* app@NAME.service of an app that cannot run: the same graph, with
+ * ExecStart=pod-helper fail CODE MESSAGE, so the app fails with CODE, says
+ * why on the console and in the journal, and its failure does what any
+ * app's does (OnFailure=, per graph). */
+int app_unit_render_failure(const PodApp *app, int exit_code, const char *message, PodGraph graph, char **ret);
+int reaper_unit_render(const PodApp *app, PodGraph graph, char **ret);
+/* The drop-in of the exec template of the app (APP_EXEC_DROPIN_FORMAT or
+ * APP_ENTER_DROPIN_FORMAT): everything of app@NAME.service's [Service] but
+ * its type, program and output, which the command brings. */
+int exec_unit_dropin_render(const AppUnit *u, AppExecMode mode, char **ret);
+/* The drop-in default.target.d/sdpod-mutable.conf of a mutable pod (seed
+ * 001): default.target conflicts with, and is ordered before, halt.target,
+ * poweroff.target and exit.target. The pod stays in its steady state with
+ * or without apps until one of them is started, which stops it. */
+int mutable_default_target_dropin_render(char **ret);
+/* sdpod-manifest-error.service: fails the pod with 125 and message. */
+int manifest_error_unit_render(const char *message, char **ret);
