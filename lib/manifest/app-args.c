@@ -28,6 +28,7 @@ void pod_args_done(PodArgs *a) {
         for (size_t i = 0; i < a->n_apps; i++)
                 app_args_done(&a->apps[i]);
         free(a->apps);
+        pod_net_args_done(&a->net);
         *a = (PodArgs) {};
 }
 
@@ -139,6 +140,13 @@ static const struct {
         { "name", OPTION_POD },
         { "volume", OPTION_POD },
         { "private-users", OPTION_POD },
+        { "net", OPTION_POD },
+        { "port", OPTION_POD },
+        { "dns", OPTION_POD },
+        { "dns-search", OPTION_POD },
+        { "dns-option", OPTION_POD },
+        { "hostname", OPTION_POD },
+        { "hosts-entry", OPTION_POD },
         { "app", OPTION_APP },
         { "exec", OPTION_APP },
         { "set-env", OPTION_APP },
@@ -173,6 +181,8 @@ static int apply_option(PodArgs *pod, AppArgs *app, const char *option, const ch
         }
         if (streq(option, "private-users"))
                 return private_users_arg_parse(value, pod, err);
+        if (pod_net_option_is(option))
+                return pod_net_args_add(&pod->net, option, value, err);
         if (streq(option, "mount")) {
                 MountArg *l = realloc(app->mounts, (app->n_mounts + 1) * sizeof(MountArg));
                 if (!l)

@@ -16,6 +16,7 @@
 
 #include "basic/error.h"
 #include "manifest/pod-manifest.h"
+#include "manifest/pod-net.h"
 
 typedef struct VolumeArg {
         char *name;
@@ -50,10 +51,11 @@ typedef struct PodArgs {
         bool mutable_pod;               /* podapp sandbox: annotation sdpod/mutable */
         bool keep_on_app_failure;       /* podapp sandbox --keep-on-app-failure */
         bool no_private_users;          /* --private-users=no: the pod's root is the host's */
+        PodNetArgs net;                 /* --net, --port, --dns... (pod-net.h) */
 } PodArgs;
 
 /* Parses argv (the operands and options after the verb). With
- * pod_options false, --name and --volume are refused (podapp add). At
+ * pod_options false, --name, --volume and the network options are refused (podapp add). At
  * least one app is required. Errors are -EINVAL with a message that names
  * the option or argument. */
 int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, Error **err);

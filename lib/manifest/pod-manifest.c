@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <arpa/inet.h>
 #include <inttypes.h>
 #include <stdarg.h>
 
@@ -421,22 +422,54 @@ static int check_volume(const Checker *c, struct json_object *e, const Path *ep,
         return 0;
 }
 
-static int check_ports(const Checker *c, struct json_object *o) {
+/* Two ports clash when they publish one protocol's port on the same host
+ * address, or on every address and any one. */
+static bool ports_clash(const PodPort *a, const PodPort *b) {
+        return a->host_port == b->host_port && streq(a->protocol, b->protocol) &&
+               (!a->host_ip || !b->host_ip || streq(a->host_ip, b->host_ip));
+}
+
+static int check_ports(const Checker *c, struct json_object *o, PodPort **ret, size_t *ret_n) {
         struct json_object *a;
         int r = get_array(c, o, NULL, "ports", false, &a);
         if (r < 0 || !a)
                 return r;
         const Path *ap = KEY(NULL, "ports");
-        for (size_t i = 0, n = json_object_array_length(a); i < n; i++) {
+        size_t n = json_object_array_length(a);
+        if (!(*ret = alloc_array(n, sizeof(PodPort))))
+                return oom(c);
+        for (size_t i = 0; i < n; i++) {
                 const Path *ep = IDX(ap, i);
                 struct json_object *e = json_object_array_get_idx(a, i);
-                const char *name;
-                int64_t port;
+                PodPort *port = &(*ret)[i];
+                int64_t host_port, pod_port = 0;
+                unsigned char addr[16];
+                char q[VALUE_QUOTED_MAX];
                 if ((r = check_object(c, e, ep)) < 0 ||
-                    (r = get_string(c, e, ep, "name", true, &name)) < 0 ||
-                    (r = check_ac_name(c, KEY(ep, "name"), name)) < 0 ||
-                    (r = get_int(c, e, ep, "hostPort", true, 1, 65535, &port)) < 0)
+                    (r = get_string(c, e, ep, "name", true, &port->name)) < 0 ||
+                    (r = check_ac_name(c, KEY(ep, "name"), port->name)) < 0 ||
+                    (r = get_int(c, e, ep, "hostPort", true, 1, 65535, &host_port)) < 0 ||
+                    (r = get_int(c, e, ep, "podPort", false, 1, 65535, &pod_port)) < 0 ||
+                    (r = get_string(c, e, ep, "protocol", false, &port->protocol)) < 0 ||
+                    (r = get_string(c, e, ep, "hostIP", false, &port->host_ip)) < 0)
                         return r;
+                port->host_port = (uint16_t) host_port;
+                port->pod_port = (uint16_t) (pod_port ?: host_port);
+                if (!port->protocol)
+                        port->protocol = "tcp";
+                if (!streq(port->protocol, "tcp") && !streq(port->protocol, "udp"))
+                        return bad(c, KEY(ep, "protocol"), "%s is not \"tcp\" or \"udp\"", value_quote(port->protocol, q));
+                if (port->host_ip && inet_pton(AF_INET, port->host_ip, addr) != 1 &&
+                    inet_pton(AF_INET6, port->host_ip, addr) != 1)
+                        return bad(c, KEY(ep, "hostIP"), "%s is not a numeric IPv4 or IPv6 address",
+                                   value_quote(port->host_ip, q));
+                for (size_t j = 0; j < i; j++) {
+                        if (streq((*ret)[j].name, port->name))
+                                return bad(c, KEY(ep, "name"), "duplicate port name \"%s\"", port->name);
+                        if (ports_clash(&(*ret)[j], port))
+                                return bad(c, ep, "host port %u/%s is published twice", port->host_port, port->protocol);
+                }
+                *ret_n = i + 1;
         }
         return 0;
 }
@@ -568,6 +601,7 @@ static void manifest_view_done(PodManifest *m) {
         free(m->volumes);
         free(m->isolators);
         free(m->annotations);
+        free(m->ports);
         *m = (PodManifest) { .json = m->json };
 }
 
@@ -637,7 +671,7 @@ static int manifest_validate(struct json_object *o, const char *what, PodManifes
         if ((r = check_isolators(c, o, NULL, "isolators", &v.isolators, &v.n_isolators)) < 0 ||
             (r = check_name_values(c, o, NULL, "annotations", NAME_VALUE_ANNOTATION, &v.annotations,
                                    &v.n_annotations)) < 0 ||
-            (r = check_ports(c, o)) < 0)
+            (r = check_ports(c, o, &v.ports, &v.n_ports)) < 0)
                 return r;
 
         v.json = o;
@@ -956,6 +990,30 @@ int pod_manifest_add_volume(PodManifest *m, const PodVolume *volume, Error **err
                 return r;
         struct json_object *volumes = array_member(copy, "volumes");
         if (!volumes || add_element(volumes, TAKE_PTR(v)) < 0)
+                return error_sys(err, -ENOMEM, "%s", MUTATION_WHAT);
+        return manifest_replace(m, TAKE_PTR(copy), err);
+}
+
+int pod_manifest_add_port(PodManifest *m, const PodPort *port, Error **err) {
+        for (size_t i = 0; i < m->n_ports; i++)
+                if (ports_clash(&m->ports[i], port))
+                        return error_set(err, -EEXIST, "%s: host port %u/%s is published already", MUTATION_WHAT,
+                                         port->host_port, port->protocol);
+        _cleanup_json_ struct json_object *e = json_object_new_object(), *copy = NULL;
+        if (!e)
+                return error_sys(err, -ENOMEM, "%s", MUTATION_WHAT);
+        int r = add_string(e, "name", port->name);
+        r = r ?: add_member(e, "hostPort", json_object_new_int(port->host_port));
+        r = r ?: add_member(e, "podPort", json_object_new_int(port->pod_port));
+        r = r ?: add_string(e, "protocol", port->protocol);
+        if (port->host_ip)
+                r = r ?: add_string(e, "hostIP", port->host_ip);
+        if (r < 0)
+                return error_sys(err, -ENOMEM, "%s", MUTATION_WHAT);
+        if ((r = document_copy(m, &copy, err)) < 0)
+                return r;
+        struct json_object *ports = array_member(copy, "ports");
+        if (!ports || add_element(ports, TAKE_PTR(e)) < 0)
                 return error_sys(err, -ENOMEM, "%s", MUTATION_WHAT);
         return manifest_replace(m, TAKE_PTR(copy), err);
 }

@@ -57,6 +57,17 @@ typedef struct PodVolume {
         uint32_t uid, gid;      /* default 0 */
 } PodVolume;
 
+/* A "ports" entry of the pod: host address hostIP (NULL: every address),
+ * port hostPort and protocol published to the pod's port podPort. appc has
+ * name and hostPort; podPort, protocol and hostIP are sdpod's. */
+typedef struct PodPort {
+        const char *name;
+        const char *host_ip;            /* a numeric IPv4 or IPv6 address, or NULL */
+        uint16_t host_port;
+        uint16_t pod_port;              /* default hostPort */
+        const char *protocol;           /* "tcp" (the default) or "udp" */
+} PodPort;
+
 typedef struct PodIsolator {
         const char *name;
         struct json_object *value;      /* borrowed; interpreted by the generator */
@@ -90,6 +101,8 @@ typedef struct PodManifest {
         size_t n_isolators;
         PodNameValue *annotations;
         size_t n_annotations;
+        PodPort *ports;
+        size_t n_ports;
 } PodManifest;
 
 /* A new manifest with no apps (acKind, acVersion, empty apps). */
@@ -140,6 +153,9 @@ int pod_manifest_add_app(PodManifest *m, const PodAppSpec *spec, Error **err);
 int pod_manifest_remove_app(PodManifest *m, const char *name, Error **err);
 /* Adds a volume; -EEXIST when one of that name exists. */
 int pod_manifest_add_volume(PodManifest *m, const PodVolume *volume, Error **err);
+/* Publishes a port; -EEXIST when the pod publishes that host address, port
+ * and protocol already. */
+int pod_manifest_add_port(PodManifest *m, const PodPort *port, Error **err);
 /* Sets (adds or replaces) a pod-level annotation. */
 int pod_manifest_set_annotation(PodManifest *m, const char *name, const char *value, Error **err);
 

@@ -208,7 +208,7 @@ int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **re
         format_timestamp(now_usec(), created);
         if ((r = pod_manifest_set_annotation(m, POD_ANNOTATION_CREATED, created, err)) < 0)
                 return r;
-        if ((r = add_volumes(m, args, err)) < 0)
+        if ((r = add_volumes(m, args, err)) < 0 || (r = pod_net_args_apply(&args->net, m, err)) < 0)
                 return r;
         if ((args->mutable_pod && (r = pod_manifest_set_annotation(m, POD_ANNOTATION_MUTABLE, "true", err)) < 0) ||
             (args->keep_on_app_failure &&
