@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* A pod's CNI networks, as the stage1 run entrypoint attaches them and as
+ * they are released (sdpod-stage1(7)). What was attached is recorded in
+ * the pod directory, net/networks.json, written by the host (the pod sees
+ * it read-only): for each network, in order, its name, interface, CNI_ARGS,
+ * the configuration list it was attached with and, once ADD finished, the
+ * result. DEL uses that record, not /etc, so a network reconfigured or
+ * removed meanwhile is still released as it was made, by whoever comes
+ * last: the run entrypoint when the pod exits, or gc for a pod that died
+ * without it. */
+
+#include <json-c/json.h>
+
+#include "basic/error.h"
+#include "manifest/pod-manifest.h"
+#include "manifest/pod-net.h"
+
+#define POD_NET_DIR "net"
+#define POD_NETWORKS_FILE "net/networks.json"
+/* Where the run entrypoint binds the pod's namespace, in its own mount
+ * namespace only: on the host the file is empty. */
+#define POD_NETNS_FILE "netns"
+
+/* Loads every network's configuration first (an unknown or invalid one
+ * attaches nothing), then brings up lo and runs ADD for each network in
+ * order (eth0, eth1, ...), with the ports of m for portmap. A failure
+ * releases what was attached before it returns. */
+int pod_network_up(int pod_fd, const char *uuid, const PodManifest *m, const PodNet *n, const char *netns, Error **err);
+
+/* Runs DEL for every network the record names, last first, and removes the
+ * record. netns "" once the namespace is gone. No record: nothing to do.
+ * A DEL that fails keeps the record, so that gc tries again. */
+int pod_network_down(int pod_fd, const char *uuid, const char *netns, Error **err);
+
+/* What the record says, for status: an array of {name, interface,
+ * addresses: ["10.77.0.5/16", ...], gateway}; an empty array without
+ * record. */
+int pod_network_describe(int pod_fd, struct json_object **ret, Error **err);
+
+/* The first address the record gives the pod (no prefix length), for
+ * /etc/hosts; NULL without one. */
+char *pod_network_first_address(struct json_object *description);
+
+/* The nameservers, search domains and options the first network with any
+ * gave in its result (the "dns" object, a new reference); NULL when none did. */
+struct json_object *pod_network_dns(int pod_fd);
