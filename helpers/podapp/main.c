@@ -44,7 +44,7 @@ static int usage_error_from(const char *command, Error *err) {
 
 static const char sandbox_usage[] =
         "Usage: podapp sandbox [--name=NAME] [--volume=SPEC]... [--keep-on-app-failure]\n"
-        "                      [--private-users=yes|no]\n"
+        "                      [--private-users=yes|no] [NETWORK OPTIONS]\n"
         "\n"
         "Prepares a mutable pod with no apps, starts it (as pod@UUID.service when\n"
         "the host runs systemd with sdpod installed, otherwise as a detached\n"
@@ -58,7 +58,17 @@ static const char sandbox_usage[] =
         "                         NAME,kind=empty\n"
         "  --keep-on-app-failure  a failed app does not halt the pod\n"
         "  --private-users=no     no user namespace: root in the pod is root on the\n"
-        "                         host (see sdpod-security(7))\n";
+        "                         host (see sdpod-security(7))\n"
+        "\n"
+        "Network options, as for 'sdpod prepare' (sdpod(1) NETWORKING); every app\n"
+        "added later joins the pod's network:\n"
+        "  --net=default|none|host|ns:PATH|NAME[:KEY=VALUE;...][,NAME...]\n"
+        "  --port=[HOSTIP:]HOSTPORT:PODPORT[/tcp|/udp]\n"
+        "  --dns=IP|host\n"
+        "  --dns-search=DOMAIN\n"
+        "  --dns-option=OPTION\n"
+        "  --hostname=NAME\n"
+        "  --hosts-entry=IP=NAME\n";
 
 static int verb_sandbox(int argc, char **argv) {
         static const struct option options[] = {
@@ -67,6 +77,13 @@ static int verb_sandbox(int argc, char **argv) {
                 { "volume", required_argument, NULL, 'v' },
                 { "keep-on-app-failure", no_argument, NULL, 'k' },
                 { "private-users", required_argument, NULL, 'u' },
+                { "net", required_argument, NULL, 'N' },
+                { "port", required_argument, NULL, 'N' },
+                { "dns", required_argument, NULL, 'N' },
+                { "dns-search", required_argument, NULL, 'N' },
+                { "dns-option", required_argument, NULL, 'N' },
+                { "hostname", required_argument, NULL, 'N' },
+                { "hosts-entry", required_argument, NULL, 'N' },
                 {},
         };
         /* Declared before the first goto: their cleanup runs at "out". */
@@ -75,12 +92,18 @@ static int verb_sandbox(int argc, char **argv) {
         _cleanup_pod_ Pod *p = NULL;
         PodArgs args = { .mutable_pod = true };
         Error *err = NULL;
-        int c, status = EXIT_OK;
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+        int c, index = 0, status = EXIT_OK;
+        while ((c = getopt_long(argc, argv, "h", options, &index)) >= 0) {
                 switch (c) {
                 case 'h':
                         fputs(sandbox_usage, stdout);
                         goto out;
+                case 'N':
+                        if (pod_net_args_add(&args.net, options[index].name, optarg, &err) < 0) {
+                                status = usage_error_from(argv[0], err);
+                                goto out;
+                        }
+                        break;
                 case 'n':
                         free(args.name);
                         args.name = strdup(optarg);

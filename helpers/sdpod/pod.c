@@ -6,6 +6,8 @@
 #include "basic/time-util.h"
 #include "cli/cli.h"
 #include "manifest/app-args.h"
+#include "manifest/pod-net.h"
+#include "net/pod-network.h"
 #include "pod/pod-info.h"
 #include "pod/pod-journal.h"
 #include "pod/pod-prepare.h"
@@ -45,6 +47,17 @@ static const char prepare_usage[] =
         "                          a volume apps can mount\n"
         "  --private-users=no      no user namespace: root in the pod is root on the host\n"
         "                          (default yes: its own range of ids; sdpod-security(7))\n"
+        "  --net=default|none|host|ns:PATH|NAME[:KEY=VALUE;...][,NAME...]\n"
+        "                          the pod's network (default: a namespace of its own on\n"
+        "                          the built-in CNI network; sdpod(1) NETWORKING)\n"
+        "  --port=[HOSTIP:]HOSTPORT:PODPORT[/tcp|/udp]\n"
+        "                          publish a port of the pod on the host (repeatable)\n"
+        "  --dns=IP|host           a nameserver for the pod (repeatable), or the host's\n"
+        "                          resolv.conf\n"
+        "  --dns-search=DOMAIN     a search domain (repeatable)\n"
+        "  --dns-option=OPTION     a resolv.conf option, as ndots:2 (repeatable)\n"
+        "  --hostname=NAME         the pod's host name (default: its machine name)\n"
+        "  --hosts-entry=IP=NAME   a line of the pod's /etc/hosts (repeatable)\n"
         "App options (after its IMAGE, or before the first IMAGE for the first app):\n"
         "  --app=NAME              the app's name (default: from the image name)\n"
         "  --exec=PATH             run PATH instead of the image's entrypoint and command\n"
@@ -80,6 +93,39 @@ int verb_prepare(int argc, char **argv) {
         return EXIT_OK;
 }
 
+/* The pod's --net, as its manifest says. */
+static const char *net_of(const PodManifest *m) {
+        const char *v = m ? pod_manifest_get_annotation(m, POD_ANNOTATION_NET) : NULL;
+        return v ?: POD_NET_DEFAULT;
+}
+
+/* Adds net, networks (what the pod is attached to now: empty once it has
+ * exited) and ports. */
+static int add_network_json(struct json_object *o, const Pod *p, const PodManifest *m) {
+        _cleanup_json_ struct json_object *networks = NULL, *ports = json_object_new_array();
+        Error *ignored = NULL;
+        if (pod_network_describe(p->fd, &networks, &ignored) < 0) {
+                error_free(ignored);
+                networks = json_object_new_array();
+        }
+        if (!networks || !ports)
+                return -ENOMEM;
+        for (size_t i = 0; m && i < m->n_ports; i++) {
+                const PodPort *port = &m->ports[i];
+                struct json_object *e = json_object_new_object();
+                if (!e || json_object_array_add(ports, e) < 0 || json_add_string(e, "name", port->name) < 0 ||
+                    json_object_object_add(e, "host_ip", port->host_ip ? json_object_new_string(port->host_ip) : NULL) < 0 ||
+                    json_object_object_add(e, "host_port", json_object_new_int(port->host_port)) < 0 ||
+                    json_object_object_add(e, "pod_port", json_object_new_int(port->pod_port)) < 0 ||
+                    json_add_string(e, "protocol", port->protocol) < 0)
+                        return -ENOMEM;
+        }
+        if (json_add_string(o, "net", net_of(m)) < 0 || json_object_object_add(o, "networks", TAKE_PTR(networks)) < 0 ||
+            json_object_object_add(o, "ports", TAKE_PTR(ports)) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 static struct json_object *pod_summary_json(const Pod *p, const PodInfo *info) {
         _cleanup_json_ struct json_object *o = json_object_new_object(), *apps = json_object_new_array(),
                                           *images = json_object_new_array();
@@ -97,7 +143,8 @@ static struct json_object *pod_summary_json(const Pod *p, const PodInfo *info) {
             json_object_object_add(o, "apps", TAKE_PTR(apps)) < 0 ||
             json_object_object_add(o, "images", TAKE_PTR(images)) < 0 ||
             cli_json_add_time(o, "created", info->created_usec) < 0 ||
-            cli_json_add_time(o, "started", info->started_usec) < 0)
+            cli_json_add_time(o, "started", info->started_usec) < 0 ||
+            add_network_json(o, p, info->manifest) < 0)
                 return NULL;
         return TAKE_PTR(o);
 }
@@ -134,7 +181,9 @@ static const char list_usage[] =
         "A state is sampled: a running pod may exit right after.\n"
         "\n"
         "  --format=json   one JSON array of objects with the keys uuid, name, state,\n"
-        "                  apps, images, created and started (RFC 3339, UTC, or null)\n"
+        "                  apps, images, created and started (RFC 3339, UTC, or null),\n"
+        "                  net, networks (name, interface, addresses, gateway: while\n"
+        "                  the pod runs) and ports\n"
         "  --no-legend     no header line in the table\n";
 
 int verb_list(int argc, char **argv) {
@@ -209,7 +258,25 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
         if (info->exited_usec && (format_timestamp(info->exited_usec, ts), true))
                 printf("exited=%s\n", ts);
         if (m)
-                printf("private-users=%s\n", private_users_of(m));
+                printf("private-users=%s\nnet=%s\n", private_users_of(m), net_of(m));
+        _cleanup_json_ struct json_object *networks = NULL;
+        Error *ignored = NULL;
+        if (pod_network_describe(p->fd, &networks, &ignored) < 0)
+                error_free(ignored);
+        for (size_t i = 0; networks && i < json_object_array_length(networks); i++) {
+                struct json_object *n = json_object_array_get_idx(networks, i), *a = json_object_object_get(n, "addresses");
+                printf("network-%s=%s", json_object_get_string(json_object_object_get(n, "name")),
+                       json_object_get_string(json_object_object_get(n, "interface")));
+                for (size_t k = 0; k < json_object_array_length(a); k++)
+                        printf(" %s", json_object_get_string(json_object_array_get_idx(a, k)));
+                putchar('\n');
+        }
+        for (size_t i = 0; m && i < m->n_ports; i++) {
+                const PodPort *port = &m->ports[i];
+                bool v6 = port->host_ip && strchr(port->host_ip, ':');
+                printf("port-%s=%s%s%s%s%u->%u/%s\n", port->name, v6 ? "[" : "", strempty(port->host_ip), v6 ? "]" : "",
+                       port->host_ip ? ":" : "", port->host_port, port->pod_port, port->protocol);
+        }
         for (size_t i = 0; i < info->n_apps; i++)
                 printf("app-%s=%d\n", info->apps[i].name, info->apps[i].exit_status);
         if (info->manifest_error)
@@ -221,8 +288,10 @@ static const char status_usage[] =
         "Usage: sdpod status [--format=json] [--wait[=TIMEOUT]] UUID\n"
         "\n"
         "Shows a pod's state, its creation, start and exit times, its user namespace\n"
-        "(private-users=BASE:65536, or no) and the exit status of each app that has\n"
-        "stopped, as KEY=VALUE lines (app-NAME=STATUS).\n"
+        "(private-users=BASE:65536, or no), its network (net=, and while it runs\n"
+        "network-NAME=INTERFACE ADDRESS...), its published ports\n"
+        "(port-NAME=[HOSTIP:]HOSTPORT->PODPORT/PROTOCOL) and the exit status of each\n"
+        "app that has stopped, as KEY=VALUE lines (app-NAME=STATUS).\n"
         "UUID may be shortened to a unique prefix.\n"
         "\n"
         "  --format=json     one JSON object (see sdpod(1))\n"

@@ -9,7 +9,7 @@
  *                              in "/", or with --as-app as the app's user and
  *                              group in its working directory
  *   gc UUID                    kill what a pod whose nspawn was killed
- *                              left running
+ *                              left running, release its networks
  *
  * The working directory is the pod directory. */
 #include <fcntl.h>
@@ -18,11 +18,13 @@
 #include <linux/close_range.h>
 #include <sys/syscall.h>
 
+#include "basic/fs.h"
 #include "basic/macro.h"
 #include "basic/strv.h"
 #include "bus/bus-util.h"
 #include "bus/pod-bus.h"
 #include "manifest/pod-manifest.h"
+#include "net/pod-network.h"
 #include "pod/pod-cgroup.h"
 #include "pod/pod-exec.h"
 #include "pod/pod-process.h"
@@ -46,6 +48,12 @@ static int run(const char *uuid) {
         }
         unsetenv("SDPOD_LOCK_FD");
         pod_run_exec(uuid, fd, &err);
+        /* A detached pod's stderr is /dev/null: the launcher reads why it
+         * did not start from here. */
+        const char *msg = err ? err->msg : strerror(ENOMEM);
+        Error *ignored = NULL;
+        if (write_file_atomic_at(AT_FDCWD, POD_RUN_ERROR_FILE, msg, strlen(msg), 0644, &ignored) < 0)
+                error_free(ignored);
         return fail(err);
 }
 
@@ -175,6 +183,13 @@ static int gc(const char *uuid) {
                 return fail(err);
         if (n > 0)
                 fprintf(stderr, "gc: pod %s: killed its PID 1, left running after systemd-nspawn died\n", uuid);
+        /* The networks of a pod whose run entrypoint died before it could
+         * release them (the record says which; none: nothing to do). The
+         * namespace is gone with the pod: CNI_NETNS is empty, and plugins
+         * release what lives outside it (addresses, port rules). */
+        _cleanup_close_ int pod_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (pod_fd < 0 || pod_network_down(pod_fd, uuid, "", &err) < 0)
+                return fail(err);
         /* The cgroup the run entrypoint made on a host without systemd,
          * and those of pods deleted without this entrypoint. */
         if (pod_cgroup_remove(uuid, &err) < 0)

@@ -2,12 +2,40 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <sys/ioctl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/mount.h>
 #include <unistd.h>
 #include <linux/nsfs.h>
 
 #include "basic/macro.h"
 #include "net/netns.h"
+
+#define PORT_SYSCTL "sys/net/ipv4/ip_unprivileged_port_start"
+
+static int write_port_sysctl(const char *proc) {
+        char path[128];
+        snprintf(path, sizeof(path), "%s/" PORT_SYSCTL, proc);
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+        return fd < 0 ? -errno : write(fd, "0\n", 2) == 2 ? 0 : -EIO;
+}
+
+/* Sets the sysctl of the network namespace we are in. Where /proc/sys is
+ * mounted read-only (sdpod in a container, as in the system tests), a
+ * procfs of our own, in this private mount namespace, writes it: net
+ * sysctls are those of the writer's namespace, whatever the mount. */
+static int open_ports(Error **err) {
+        int r = write_port_sysctl("/proc");
+        if (r != -EROFS)
+                return r < 0 ? error_sys(err, r, "cannot set %s in the pod's network namespace", PORT_SYSCTL) : 0;
+        char dir[] = "/tmp/sdpod-proc.XXXXXX";
+        if (!mkdtemp(dir))
+                return error_sys(err, -errno, "cannot set %s in the pod's network namespace", PORT_SYSCTL);
+        r = mount("proc", dir, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ? -errno : write_port_sysctl(dir);
+        (void) umount2(dir, MNT_DETACH);
+        (void) rmdir(dir);
+        return r < 0 ? error_sys(err, r, "cannot set %s in the pod's network namespace", PORT_SYSCTL) : 0;
+}
 
 int netns_new_at(const char *path, Error **err) {
         _cleanup_close_ int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
@@ -26,9 +54,8 @@ int netns_new_at(const char *path, Error **err) {
          * not listen on port 80. Every port is a pod's own to use in its
          * own namespace (as Docker and podman set it); this sysctl is the
          * namespace's, which is where we are now. */
-        _cleanup_close_ int sysctl = r < 0 ? -1 : open("/proc/sys/net/ipv4/ip_unprivileged_port_start", O_WRONLY | O_CLOEXEC);
-        if (r >= 0 && (sysctl < 0 || write(sysctl, "0\n", 2) != 2))
-                r = error_sys(err, -errno, "cannot open the ports of the pod's network namespace to its users");
+        if (r >= 0)
+                r = open_ports(err);
         /* Back to where we were, whatever happened: plugins and nspawn run
          * from the host's side. */
         if (setns(self, CLONE_NEWNET) < 0)

@@ -9,7 +9,9 @@
 /* Makes a new network namespace and binds it at path (a file it creates),
  * in the caller's mount namespace; the caller stays in its own network
  * namespace. Every port of it is open to unprivileged users
- * (ip_unprivileged_port_start 0): the pod's root is one. */
+ * (ip_unprivileged_port_start 0): the pod's root is one. The caller is in
+ * a mount namespace of its own: where /proc/sys is read-only, a procfs is
+ * mounted there for a moment. */
 int netns_new_at(const char *path, Error **err);
 
 /* Whether path is a network namespace (an nsfs file of one): 0, or

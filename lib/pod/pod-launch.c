@@ -9,11 +9,13 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 
+#include "basic/fs.h"
 #include "basic/time-util.h"
 #include "basic/warn.h"
 #include "bus/bus-util.h"
 #include "config.h"
 #include "pod/pod-launch.h"
+#include "pod/pod-run.h"
 #include "pod/stage1.h"
 
 #define LAUNCH_TIMEOUT_USEC (90 * USEC_PER_SEC)
@@ -62,13 +64,12 @@ static bool has_ready(const char *msg) {
         return false;
 }
 
-int notify_socket_ready_from(int sock, pid_t pid) {
-        char msg[4096];
+int notify_socket_read_from(int sock, pid_t pid, char msg[static NOTIFY_MESSAGE_MAX]) {
         union {
                 struct cmsghdr h;
                 char buf[CMSG_SPACE(sizeof(struct ucred)) + CMSG_SPACE(sizeof(int) * 8)];
         } control = {};
-        struct iovec iov = { msg, sizeof(msg) - 1 };
+        struct iovec iov = { msg, NOTIFY_MESSAGE_MAX - 1 };
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control) };
         ssize_t k = recvmsg(sock, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
         if (k < 0)
@@ -86,7 +87,13 @@ int notify_socket_ready_from(int sock, pid_t pid) {
                                 close(fds[i]);
                 }
         }
-        return cred && cred->pid == pid && has_ready(msg);
+        return cred && cred->pid == pid;
+}
+
+int notify_socket_ready_from(int sock, pid_t pid) {
+        char msg[NOTIFY_MESSAGE_MAX];
+        int r = notify_socket_read_from(sock, pid, msg);
+        return r > 0 && has_ready(msg);
 }
 
 /* The child: a session of its own, no terminal, then the pod's run
@@ -203,8 +210,21 @@ int pod_launch_prepared(PodStore *ps, Pod **p, char ret_uuid[static UUID_STRING_
         if (r < 0) {
                 _cleanup_error_ Error *ignored = NULL;
                 _cleanup_pod_ Pod *left = NULL;
-                if (pod_lookup(ps, ret_uuid, &left, &ignored) >= 0)
+                if (pod_lookup(ps, ret_uuid, &left, &ignored) >= 0) {
+                        /* Why the run entrypoint gave up, before the pod
+                         * and the reason go: written by the host, read
+                         * within bounds all the same. */
+                        _cleanup_free_ char *why = NULL;
+                        size_t size;
+                        if (err && *err && read_file_at(left->fd, POD_RUN_ERROR_FILE, 4096, &why, &size, &ignored) >= 0 &&
+                            size > 0)
+                        {
+                                int code = (*err)->code;
+                                error_free(TAKE_PTR(*err));
+                                error_set(err, code, "%.*s", (int) strcspn(why, "\n"), why);
+                        }
                         (void) pod_remove(ps, left, &ignored);
+                }
         }
         return r;
 }

@@ -43,3 +43,8 @@ int notify_socket_new(const char *name, char ret_address[static 108]);
  * pod on the host's network, for one) can send to it: the kernel's word
  * on the sender (SCM_CREDENTIALS), not the message, says who it is. */
 int notify_socket_ready_from(int sock, pid_t pid);
+/* The same, keeping the message (NUL-terminated) in msg: 1 when it comes
+ * from pid. */
+#define NOTIFY_MESSAGE_MAX 4096
+int notify_socket_read_from(int sock, pid_t pid, char msg[static NOTIFY_MESSAGE_MAX]);
+

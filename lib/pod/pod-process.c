@@ -9,7 +9,12 @@
 
 #include "basic/fs.h"
 #include "pod/pod-process.h"
-#include "pod/pod-run.h"
+
+int pod_pid_file_write(int pod_fd, pid_t pid, int lock_fd, Error **err) {
+        char buf[32];
+        int n = snprintf(buf, sizeof(buf), "%d %d\n", (int) pid, lock_fd);
+        return write_file_atomic_at(pod_fd, POD_PID_FILE, buf, (size_t) n, 0644, err);
+}
 
 void pod_process_done(PodProcess *p) {
         closep(&p->nspawn_pidfd);

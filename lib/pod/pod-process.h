@@ -11,6 +11,14 @@
 
 #include "basic/error.h"
 
+/* The file in the pod directory holding the PID of systemd-nspawn, the
+ * process that holds the pod's lock while it runs, and the number of its fd
+ * that holds it: "PID FD\n". */
+#define POD_PID_FILE "pid"
+
+/* Writes the pid file for nspawn, pid. */
+int pod_pid_file_write(int pod_fd, pid_t pid, int lock_fd, Error **err);
+
 typedef struct PodProcess {
         pid_t nspawn;
         int nspawn_pidfd;       /* a pidfd of nspawn: signals reach it, never a recycled PID */

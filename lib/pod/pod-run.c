@@ -13,16 +13,24 @@
 
 #include "basic/digest.h"
 #include "basic/fs.h"
+#include "basic/json-util.h"
 #include "basic/mount-util.h"
 #include "basic/strv.h"
 #include "config.h"
 #include "image/image-store.h"
 #include "manifest/pod-manifest.h"
+#include "manifest/pod-net.h"
+#include "net/net-files.h"
+#include "net/netns.h"
+#include "net/pod-network.h"
+#include "net/ports.h"
 #include "pod/pod-app-root.h"
 #include "pod/pod-cgroup.h"
 #include "pod/pod-info.h"
 #include "pod/pod-journal.h"
+#include "pod/pod-process.h"
 #include "pod/pod-run.h"
+#include "pod/pod-supervise.h"
 #include "pod/pod-userns.h"
 #include "pod/stage1.h"
 #include "unit/app-unit.h"
@@ -141,12 +149,6 @@ static int mount_volume(const RunContext *c, const PodVolume *v, Error **err) {
         return mount_bind(v->source, target, v->read_only, err) < 0 ? error_prefix(err, "volume %s", v->name) : 0;
 }
 
-static int write_pid_file(int pod_fd, int lock_fd, Error **err) {
-        char buf[32];
-        int n = snprintf(buf, sizeof(buf), "%d %d\n", (int) getpid(), lock_fd);
-        return write_file_atomic_at(pod_fd, POD_PID_FILE, buf, n, 0644, err);
-}
-
 /* systemd-nspawn keeps a directory per machine in /run/systemd/nspawn/
  * propagate/ and, on exit, refuses to remove it unless it is on a tmpfs, as
  * /run is under a systemd host. Elsewhere, give it a tmpfs of this
@@ -251,6 +253,48 @@ static int mount_pod(const RunContext *c, Error **err) {
         return mount_pod_dir(c, rootfs_fd, err);
 }
 
+/* The pod's network, made before nspawn (pod-run.h): *ret_arg is
+ * nspawn's option for it with --net=none, the namespace nspawn must run in
+ * (pod-supervise.h) with CNI or ns:PATH, NULL with the host's;
+ * *ret_port_fds hold the published host ports meanwhile. */
+static int setup_network(const RunContext *c, const char *uuid, const PodNet *n, const char *hostname, char **ret_arg,
+                         int **ret_port_fds, Error **err) {
+        _cleanup_free_ char *netns = path_join3(c->pod, POD_NETNS_FILE, NULL);
+        int r = 0;
+        if (!netns)
+                return error_sys(err, -ENOMEM, "network");
+        *ret_arg = NULL;
+        switch (n->mode) {
+        case POD_NET_HOST:
+                break;
+        case POD_NET_NONE:
+                *ret_arg = strdup("--private-network");
+                break;
+        case POD_NET_NS:
+                if ((r = netns_check(n->ns_path, err)) < 0)
+                        return error_prefix(err, "--net=ns:%s", n->ns_path);
+                *ret_arg = strdup(n->ns_path);
+                break;
+        case POD_NET_CNI:
+                if ((r = ports_reserve(c->manifest, ret_port_fds, err)) < 0 || (r = netns_new_at(netns, err)) < 0 ||
+                    (r = pod_network_up(c->pod_fd, uuid, c->manifest, n, netns, err)) < 0)
+                        return r;
+                *ret_arg = TAKE_PTR(netns);
+                break;
+        }
+        if (n->mode != POD_NET_HOST && !*ret_arg)
+                r = error_sys(err, -ENOMEM, "network");
+        _cleanup_json_ struct json_object *description = NULL;
+        _cleanup_free_ char *address = NULL;
+        if (r >= 0 && (r = pod_network_describe(c->pod_fd, &description, err)) >= 0) {
+                address = pod_network_first_address(description);
+                r = pod_net_files_write(c->pod_fd, n, hostname, address, err);
+        }
+        if (r < 0 && n->mode == POD_NET_CNI)
+                (void) pod_network_down(c->pod_fd, uuid, netns, NULL);
+        return r;
+}
+
 /* "sdpod-UUID", or the pod's --name. */
 static char *machine_name(const PodManifest *m, const char *uuid) {
         const char *name = pod_manifest_get_annotation(m, POD_ANNOTATION_NAME);
@@ -281,7 +325,7 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         if (c.userns.enabled && userns_fd < 0)
                 return error_prefix(err, "pod %s", uuid);
         c.userns_fd = userns_fd;
-        if ((r = mount_pod(&c, err)) < 0 || (r = write_pid_file(pod_fd, lock_fd, err)) < 0)
+        if ((r = mount_pod(&c, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
 
         NspawnHost host;
@@ -292,8 +336,17 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         if (!host.systemd && (r = pod_cgroup_enter(uuid, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
         _cleanup_free_ char *machine = machine_name(m, uuid);
+        _cleanup_(pod_net_done) PodNet net = {};
+        _cleanup_free_ char *net_arg = NULL, *hostname_arg = NULL;
+        int *port_fds = NULL;
+        if (!machine)
+                return error_sys(err, -ENOMEM, "pod %s", uuid);
+        if ((r = pod_net_from_manifest(m, &net, err)) < 0 ||
+            (r = setup_network(&c, uuid, &net, net.hostname ?: machine, &net_arg, &port_fds, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
         _cleanup_free_ char *dir = NULL, *machine_arg = NULL, *uuid_arg = NULL, *users_arg = NULL;
-        if (!machine || asprintf(&dir, "--directory=%s/stage1/rootfs", pod) < 0 ||
+        if ((net.hostname && asprintf(&hostname_arg, "--hostname=%s", net.hostname) < 0) ||
+            asprintf(&dir, "--directory=%s/stage1/rootfs", pod) < 0 ||
             asprintf(&machine_arg, "--machine=%s", machine) < 0 || asprintf(&uuid_arg, "--uuid=%s", uuid) < 0 ||
             (c.userns.enabled ? asprintf(&users_arg, "--private-users=%u:%u", (unsigned) c.userns.base, POD_USERNS_SIZE)
                               : asprintf(&users_arg, "--private-users=no")) < 0)
@@ -306,8 +359,33 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 "--private-users-ownership=off",
                 host.register_machine ? "--register=yes" : "--register=no",
                 host.keep_unit ? "--keep-unit" : NULL,
-                NULL,
+                NULL, NULL, NULL,
         };
+        /* In place of the first NULL: --keep-unit's, when not given. */
+        size_t k = 0;
+        while (argv[k])
+                k++;
+        if (net.mode == POD_NET_NONE)
+                argv[k++] = net_arg;
+        if (hostname_arg)
+                argv[k++] = hostname_arg;
+
+        if (net.mode == POD_NET_CNI || net.mode == POD_NET_NS) {
+                /* nspawn in the namespace, and the network released when
+                 * it exits: stay. */
+                int status = pod_supervise(pod_fd, lock_fd, net_arg, SYSTEMD_NSPAWN, argv, err);
+                Error *down_err = NULL;
+                if (net.mode == POD_NET_CNI && pod_network_down(pod_fd, uuid, net_arg, &down_err) < 0) {
+                        fprintf(stderr, "pod %s: %s (sdpod gc tries again)\n", uuid, down_err->msg);
+                        error_free(down_err);
+                }
+                ports_release(port_fds, m->n_ports);
+                if (status < 0)
+                        return error_prefix(err, "pod %s", uuid);
+                exit(status);
+        }
+        if ((r = pod_pid_file_write(pod_fd, getpid(), lock_fd, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
         /* The lock passes to nspawn, which holds it for the pod's life;
          * nothing else does (the fd of this very program, which stage0
          * leaves open for scripts, included). */

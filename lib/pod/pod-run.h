@@ -21,17 +21,21 @@
  *
  * With a user namespace (pod-userns.h), the overlays' lower layers are
  * idmapped to the pod's range and what the pod writes is owned by it.
- * Then it executes systemd-nspawn --boot on stage1/rootfs, which inherits
- * the pod lock (lock_fd) and holds it until the pod has exited. */
+ * Then the pod's network (pod-net.h): none of its own with --net=host, a
+ * namespace with only lo for none, the one named for ns:PATH, or a new one
+ * at POD/netns on the CNI networks named (net/pod-network.h), and the name
+ * files every app sees (net/net-files.h). Then it executes systemd-nspawn
+ * --boot on stage1/rootfs, which inherits the pod lock (lock_fd) and holds
+ * it until the pod has exited; with CNI networks it starts nspawn as its
+ * child and stays, to release them when nspawn exits (pod-supervise.h). */
 
 #include <stdbool.h>
 
 #include "basic/error.h"
 
-/* The file in the pod directory holding the PID of systemd-nspawn, the
- * process that holds the pod's lock while it runs, and the number of its fd
- * that holds it: "PID FD\n". */
-#define POD_PID_FILE "pid"
+/* Where the run entrypoint leaves why a pod did not start, in the pod
+ * directory, for a launcher whose child's stderr was /dev/null. */
+#define POD_RUN_ERROR_FILE "run-error"
 
 /* The working directory is the pod directory; only returns on failure. */
 int pod_run_exec(const char *uuid, int lock_fd, Error **err);

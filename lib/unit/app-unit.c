@@ -506,7 +506,10 @@ static void write_app_root(FILE *f, const AppUnit *u) {
         fprintf(f,
                 "RootDirectory=" POD_APPS_DIR "/%s/rootfs\n"
                 "MountAPIVFS=yes\n"
-                "BindReadOnlyPaths=-/etc/resolv.conf -/etc/hosts -/etc/hostname\n",
+                /* The pod's name files, which the run entrypoint writes
+                 * into the pod directory (net-files.h). */
+                "BindReadOnlyPaths=-/sdpod/net/resolv.conf:/etc/resolv.conf -/sdpod/net/hosts:/etc/hosts "
+                "-/sdpod/net/hostname:/etc/hostname\n",
                 app->name);
         for (size_t i = 0; i < u->n_binds; i++) {
                 fputs(u->binds[i].read_only ? "BindReadOnlyPaths=" : "BindPaths=", f);

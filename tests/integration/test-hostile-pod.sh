@@ -318,7 +318,7 @@ echo "# readiness cannot be faked"
 # An app on the host's network sends READY=1 to every launcher's notify
 # socket it sees (abstract addresses, listed in /proc/net/unix) while
 # sandboxes start: each must still return only once really ready.
-assert_exit 0 sd run --detach --name=faker busybox --user=0 --exec=/bin/sh -- -c '
+assert_exit 0 sd run --detach --name=faker --net=host busybox --user=0 --exec=/bin/sh -- -c '
 	while :; do
 		s=$(grep -o "@sdpod/launch/[^ ]*" /proc/net/unix | sed "s/^@//")
 		[ -z "$s" ] || hostile-probe notify $s

@@ -162,6 +162,7 @@ created=[0-9T:.-]+Z
 started=[0-9T:.-]+Z
 exited=[0-9T:.-]+Z
 private-users=$BASE:65536
+net=default
 app-busybox=143
 app-builder=143\$" "$OUT"
 example sdpod.1 "sdpod status --format=json 5f2c | jq -c '.apps[] | [.name, .exit_status]'" 5f2c "$(prefix "$WEB")"

@@ -289,7 +289,7 @@ assert_exit 0 sd list --format=json
 LJ=$OUT
 assert_json "list --format=json is JSON" "$LJ"
 assert_jq "list --format=json: one object per pod" "$LJ" length "$n_pods"
-assert_jq "list --format=json: the keys" "$LJ" '[.[] | keys] | unique' '[["apps","created","images","name","started","state","uuid"]]'
+assert_jq "list --format=json: the keys" "$LJ" '[.[] | keys] | unique' '[["apps","created","images","name","net","networks","ports","started","state","uuid"]]'
 assert_jq "list --format=json: sorted by UUID" "$LJ" '[.[].uuid] == ([.[].uuid] | sort)' true
 assert_jq "list --format=json: the named pod" "$LJ" \
 	".[] | select(.uuid == \"$PW\") | [.name, .state, .apps, .images, .started]" \

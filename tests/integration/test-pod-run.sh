@@ -203,7 +203,7 @@ no_pod_procs "$S3"
 # it along); the pod reads as exited, and rm kills what is left.
 run_bg S4 busybox --exec=/bin/sleep -- 1000
 wait_app "$S4" busybox
-kill -KILL "$S4_PID"
+kill -KILL "$(cut -d' ' -f1 "$DATA/pods/run/$S4/pid")"
 wait_pid "$S4_PID"
 assert_eq "a killed nspawn releases the lock: exited" exited "$(status_of "$S4" state)"
 assert_exit 0 sd rm "$S4"

@@ -238,16 +238,18 @@ expect 'sdpod image i' import inspect
 expect 'sdpod image list --' --help --format= --no-legend
 expect 'sdpod image list --format=' table json
 expect 'sdpod image import --' --help --name= --platform= --ref= --max-entries= --max-size=
-expect 'sdpod prepare --' --help --name= --volume= --private-users= --app= --exec= --set-env= --user= --group= --working-dir= --mount=
+expect 'sdpod prepare --' --help --name= --volume= --private-users= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
+	--app= --exec= --set-env= --user= --group= --working-dir= --mount=
 expect 'sdpod prepare --w' --working-dir=
 expect 'sdpod prepare --private-users=' yes no
-expect 'sdpod run --' --detach --uuid-file= --help --name= --volume= --private-users= --app= --exec= --set-env= --user= --group= \
+expect 'sdpod run --' --detach --uuid-file= --help --name= --volume= --private-users= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
+	--app= --exec= --set-env= --user= --group= \
 	--working-dir= --mount=
-expect 'sdpod run --d' --detach
+expect 'sdpod run --d' --detach --dns= --dns-search= --dns-option=
 # run's own options only come first
-expect 'sdpod run --detach --d' --detach
-expect 'sdpod run --name=x --d'
-expect 'sdpod run busybox:1.36 --d'
+expect 'sdpod run --detach --d' --detach --dns= --dns-search= --dns-option=
+expect 'sdpod run --name=x --d' --dns= --dns-search= --dns-option=
+expect 'sdpod run busybox:1.36 --d' --dns= --dns-search= --dns-option=
 expect 'sdpod stop --' --help --force
 expect 'sdpod status --' --help --format= --wait --wait=
 expect 'sdpod status --format ' table json
@@ -279,10 +281,12 @@ expect 'sdpod prepare ' busybox:1.36 example.com/my-app:latest
 # ---------------------------------------------------------------------------
 
 # after an image, only its options, "--" and "---"
-expect 'sdpod prepare busybox:1.36 ' --help --name= --volume= --private-users= --app= --exec= --set-env= --user= --group= \
+expect 'sdpod prepare busybox:1.36 ' --help --name= --volume= --private-users= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
+	--app= --exec= --set-env= --user= --group= \
 	--working-dir= --mount= -- ---
 expect 'sdpod prepare --app=x busybox:1.36 --ex' --exec=
-expect 'sdpod prepare --app x busybox:1.36 --app y ' --help --name= --volume= --private-users= --app= --exec= --set-env= \
+expect 'sdpod prepare --app x busybox:1.36 --app y ' --help --name= --volume= --private-users= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
+	--app= --exec= --set-env= \
 	--user= --group= --working-dir= --mount= -- ---
 # the app's arguments are its own, but "---" starts the next app
 expect 'sdpod prepare busybox:1.36 -- -c '
@@ -340,7 +344,9 @@ expect "sdpod journal $EXITED -o ca" cat
 expect 'podapp ' sandbox add start stop rm list status exec
 expect 'podapp s' sandbox start stop status
 expect 'podapp -' --dir= --debug --help --version
-expect 'podapp sandbox --' --help --name= --volume= --keep-on-app-failure --private-users=
+expect 'podapp sandbox --' --help --name= --volume= --keep-on-app-failure --private-users= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry=
+expect 'sdpod prepare --net=' default none host ns:
+expect 'sdpod run --dns=' host
 expect 'podapp sandbox --private-users=' yes no
 expect 'podapp add --' --help --app= --exec= --set-env= --user= --group= --working-dir= --mount=
 expect 'podapp stop --' --help --app= --grace=

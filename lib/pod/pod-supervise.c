@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <poll.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <systemd/sd-daemon.h>
+
+#include "basic/fs.h"
+#include "pod/pod-launch.h"
+#include "pod/pod-process.h"
+#include "pod/pod-supervise.h"
+
+#define RELAY_DIR "/run/sdpod/notify"
+
+static _noreturn_ void exec_child(int lock_fd, int go, const char *netns, const char *notify, const char *program,
+                                  char *const *argv) {
+        sigset_t none;
+        sigemptyset(&none);
+        char c;
+        _cleanup_close_ int ns = open(netns, O_RDONLY | O_CLOEXEC);
+        /* Wait until the pid file names us: stop must find us. nspawn then
+         * runs in the pod's network namespace, which the pod inherits, and
+         * in a process group of its own: a Ctrl-C, or a signal to the
+         * caller's group, reaches the supervisor alone, which passes it on
+         * once. (nspawn takes a second SIGINT or SIGTERM for "terminate
+         * now": the apps' exit statuses would be lost.) */
+        if (read(go, &c, 1) != 1 || ns < 0 || setns(ns, CLONE_NEWNET) < 0 || setpgid(0, 0) < 0 ||
+            sigprocmask(SIG_SETMASK, &none, NULL) < 0 ||
+            (notify && setenv("NOTIFY_SOCKET", notify, 1) < 0) || fcntl(lock_fd, F_SETFD, 0) < 0 ||
+            (lock_fd > 3 && close_range(3, lock_fd - 1, CLOSE_RANGE_CLOEXEC) < 0) ||
+            close_range(lock_fd + 1, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+                _exit(125);
+        execv(program, argv);
+        _exit(errno == ENOENT ? 127 : 126);
+}
+
+/* A notify socket for nspawn. nspawn runs in the pod's network namespace,
+ * where the abstract addresses of the host's are not seen: the socket has a
+ * path, in a tmpfs of this mount namespace, so nothing of it stays. */
+static int relay_socket(char address[static 108], Error **err) {
+        int r = mkdir_p(RELAY_DIR, 0755);
+        if (r < 0)
+                return error_sys(err, r, "cannot create %s", RELAY_DIR);
+        if (mount("tmpfs", RELAY_DIR, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700,size=64k") < 0)
+                return error_sys(err, -errno, "cannot mount a tmpfs on %s", RELAY_DIR);
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        snprintf(sa.sun_path, sizeof(sa.sun_path), RELAY_DIR "/%d", (int) getpid());
+        int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), one = 1;
+        if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0 ||
+            bind(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0) {
+                r = -errno;
+                if (fd >= 0)
+                        close(fd);
+                return error_sys(err, r, "cannot make a notify socket");
+        }
+        memcpy(address, sa.sun_path, sizeof(sa.sun_path));
+        return fd;
+}
+
+/* What nspawn tells of the pod, said on: READY=1, STOPPING=1 and STATUS=
+ * ("Container running: Ready."), for systemctl status. Nothing else: the
+ * message is nspawn's, but only those lines are the service's business. */
+static void relay(const char *msg) {
+        char out[NOTIFY_MESSAGE_MAX];
+        size_t n = 0;
+        for (const char *l = msg; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+                size_t len = strcspn(l, "\n");
+                bool wanted = (len == 7 && startswith(l, "READY=1")) || (len == 10 && startswith(l, "STOPPING=1")) ||
+                              startswith(l, "STATUS=");
+                if (wanted && n + len + 2 <= sizeof(out)) {
+                        memcpy(out + n, l, len);
+                        n += len;
+                        out[n++] = '\n';
+                }
+        }
+        if (n > 0) {
+                out[n - 1] = 0;
+                (void) sd_notify(0, out);
+        }
+}
+
+int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *program, char *const *argv, Error **err) {
+        /* A relay only when someone listens. */
+        char address[108] = "";
+        _cleanup_close_ int notify = -1;
+        if (getenv("NOTIFY_SOCKET") && (notify = relay_socket(address, err)) < 0)
+                return notify;
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGINT);
+        if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+                return error_sys(err, -errno, "cannot block signals");
+        _cleanup_close_ int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        int go[2];
+        if (sfd < 0 || pipe2(go, O_CLOEXEC) < 0)
+                return error_sys(err, -errno, "cannot supervise");
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0)
+                return error_sys(err, -errno, "cannot start %s", program);
+        if (pid == 0)
+                exec_child(lock_fd, go[0], netns, *address ? address : NULL, program, argv);
+        close(go[0]);
+        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        int r = pidfd < 0 ? error_sys(err, -errno, "pidfd of %s", program) : pod_pid_file_write(pod_fd, pid, lock_fd, err);
+        if (r < 0) {
+                kill(pid, SIGKILL);
+                close(go[1]);
+                waitpid(pid, NULL, 0);
+                return r;
+        }
+        (void) write(go[1], "", 1);
+        close(go[1]);
+
+        for (;;) {
+                struct pollfd fds[] = { { pidfd, POLLIN, 0 }, { sfd, POLLIN, 0 }, { notify, POLLIN, 0 } };
+                if (poll(fds, notify >= 0 ? 3 : 2, -1) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        kill(pid, SIGTERM);
+                }
+                if (fds[0].revents)
+                        break;
+                struct signalfd_siginfo si;
+                /* Both halt the pod in order (nspawn asks its systemd to);
+                 * a Ctrl-C that reaches nspawn too asks twice, harmlessly. */
+                if ((fds[1].revents & POLLIN) && read(sfd, &si, sizeof(si)) == sizeof(si))
+                        (void) syscall(SYS_pidfd_send_signal, pidfd, si.ssi_signo, NULL, 0);
+                /* Only nspawn, our child, is heard: the kernel's word on
+                 * the sender. */
+                char msg[NOTIFY_MESSAGE_MAX];
+                if (notify >= 0 && (fds[2].revents & POLLIN) && notify_socket_read_from(notify, pid, msg) > 0)
+                        relay(msg);
+        }
+        int status;
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return error_sys(err, -errno, "waiting for %s", program);
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
