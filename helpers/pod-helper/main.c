@@ -11,14 +11,19 @@
  *                      failed, the pod halts (halt.target)
  *   exit               ExecStop of shutdown.service: ends the pod
  *   ready              supervisor-ready.service
+ *   wait-network       sdpod-network.service: returns once the host has
+ *                      attached the pod's network (/sdpod/net/ready)
  *   fail CODE MESSAGE  an app or manifest the generator could not turn into
  *                      a runnable unit: says why and exits with CODE */
 #include <fcntl.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 
 #include "basic/fs.h"
 #include "basic/macro.h"
 #include "bus/bus-util.h"
+#include "net/net-files.h"
+#include "net/pod-network.h"
 #include "unit/app-unit.h"
 
 /* The pod directory as the pod sees it; tests point it elsewhere. */
@@ -75,6 +80,27 @@ static int reap(const char *app) {
         return 0;
 }
 
+/* Until the host writes net/ready, which the pod cannot write: woken by
+ * inotify on the pod directory's net/ (the host creates it before the pod
+ * starts; a pod without it is from before networks: nothing to wait for). */
+static int wait_network(void) {
+        char dir[PATH_MAX], ready[PATH_MAX];
+        snprintf(dir, sizeof(dir), "%s/" POD_NET_DIR, pod_dir());
+        snprintf(ready, sizeof(ready), "%s/" POD_NET_READY, pod_dir());
+        Error *err = NULL;
+        _cleanup_close_ int fd = inotify_init1(IN_CLOEXEC);
+        if (fd < 0)
+                return fail((error_sys(&err, -errno, "inotify"), err));
+        if (inotify_add_watch(fd, dir, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR) < 0)
+                return errno == ENOENT ? 0 : fail((error_sys(&err, -errno, "%s", dir), err));
+        while (access(ready, F_OK) < 0) {
+                char buf[4096];
+                if (read(fd, buf, sizeof(buf)) < 0 && errno != EINTR)
+                        return fail((error_sys(&err, -errno, "%s", dir), err));
+        }
+        return 0;
+}
+
 static int pod_halt(const char *app) {
         Error *err = NULL;
         _cleanup_bus_ sd_bus *bus = NULL;
@@ -105,6 +131,8 @@ int main(int argc, char **argv) {
                 return pod_halt(argv[2]);
         if (argc == 2 && streq(argv[1], "exit"))
                 return pod_exit();
+        if (argc == 2 && streq(argv[1], "wait-network"))
+                return wait_network();
         if (argc == 2 && streq(argv[1], "ready")) {
                 puts("pod ready");
                 return 0;
@@ -113,7 +141,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "%s\n", argv[3]);
                 return atoi(argv[2]) ?: 1;
         }
-        fprintf(stderr, "Usage: pod-helper reap APP | halt APP | exit | ready | fail CODE MESSAGE\n"
+        fprintf(stderr, "Usage: pod-helper reap APP | halt APP | exit | ready | wait-network | fail CODE MESSAGE\n"
                         "The stage1's helper inside a pod; see sdpod-stage1(7).\n");
         return 2;
 }

@@ -19,25 +19,28 @@
  * pod's start or its gc. */
 #define CNI_PLUGIN_TIMEOUT_MSEC (60 * 1000)
 
-const char *cni_default_config(void) {
-        return "{\n"
-               "  \"cniVersion\": \"" CNI_VERSION "\",\n"
-               "  \"name\": \"default\",\n"
-               "  \"plugins\": [\n"
-               "    {\n"
-               "      \"type\": \"ptp\",\n"
-               "      \"ipMasq\": true,\n"
-               "      \"ipam\": {\n"
-               "        \"type\": \"host-local\",\n"
-               "        \"ranges\": [ [ { \"subnet\": \"10.77.0.0/16\" } ] ],\n"
-               "        \"routes\": [ { \"dst\": \"0.0.0.0/0\" } ],\n"
-               "        \"dataDir\": \"/run/sdpod/cni/networks\"\n"
-               "      }\n"
-               "    },\n"
-               "    { \"type\": \"portmap\", \"capabilities\": { \"portMappings\": true } },\n"
-               "    { \"type\": \"firewall\" }\n"
-               "  ]\n"
-               "}\n";
+const char *cni_default_config(bool with_ports) {
+#define DEFAULT_HEAD                                                                    \
+        "{\n"                                                                          \
+        "  \"cniVersion\": \"" CNI_VERSION "\",\n"                                   \
+        "  \"name\": \"default\",\n"                                                 \
+        "  \"plugins\": [\n"                                                          \
+        "    {\n"                                                                      \
+        "      \"type\": \"ptp\",\n"                                                 \
+        "      \"ipMasq\": true,\n"                                                   \
+        "      \"ipam\": {\n"                                                          \
+        "        \"type\": \"host-local\",\n"                                        \
+        "        \"ranges\": [ [ { \"subnet\": \"10.77.0.0/16\" } ] ],\n"           \
+        "        \"routes\": [ { \"dst\": \"0.0.0.0/0\" } ],\n"                     \
+        "        \"dataDir\": \"/run/sdpod/cni/networks\"\n"                          \
+        "      }\n"                                                                    \
+        "    },\n"
+#define DEFAULT_PORTMAP "    { \"type\": \"portmap\", \"capabilities\": { \"portMappings\": true } },\n"
+#define DEFAULT_TAIL                                                                    \
+        "    { \"type\": \"firewall\" }\n"                                            \
+        "  ]\n"                                                                         \
+        "}\n"
+        return with_ports ? DEFAULT_HEAD DEFAULT_PORTMAP DEFAULT_TAIL : DEFAULT_HEAD DEFAULT_TAIL;
 }
 
 static bool plugin_type_is_valid(const char *s) {
@@ -88,7 +91,7 @@ static int config_check(struct json_object *o, const char *name, const char *wha
         return 0;
 }
 
-int cni_config_load(const char *name, struct json_object **ret, Error **err) {
+int cni_config_load(const char *name, bool with_ports, struct json_object **ret, Error **err) {
         const char *dir = getenv("SDPOD_NET_DIR") ?: CNI_CONFIG_DIR;
         static const char *const suffixes[] = { ".conflist", ".conf" };
         for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
@@ -109,7 +112,7 @@ int cni_config_load(const char *name, struct json_object **ret, Error **err) {
                 return config_check(o, name, path, ret, err) < 0 ? error_prefix(err, "network %s", name) : 0;
         }
         if (streq(name, "default")) {
-                const char *text = cni_default_config();
+                const char *text = cni_default_config(with_ports);
                 struct json_object *o;
                 if (json_parse(text, strlen(text), "the built-in default network", &o, err) < 0)
                         return -EBADMSG;

@@ -25,6 +25,7 @@
  * operator wrote: trusted. What they print is still read within bounds. */
 
 #include <json-c/json.h>
+#include <stdbool.h>
 
 #include "basic/error.h"
 
@@ -51,13 +52,16 @@ typedef struct CniAttachment {
 /* The configuration list of the network name: the file in the
  * configuration directory, else, for "default", the built-in one. Checked:
  * a list whose name is name, whose plugins each have a type that is a plain
- * file name. A single plugin's configuration (.conf) becomes a list of one.
+ * file name (with_ports: whether the pod publishes ports, for the
+ * built-in list). A single plugin's configuration (.conf) becomes a list of one.
  * Unknown: -ENOENT; invalid: -EBADMSG; both with a message naming the file. */
-int cni_config_load(const char *name, struct json_object **ret, Error **err);
+int cni_config_load(const char *name, bool with_ports, struct json_object **ret, Error **err);
 
 /* The built-in "default" list (sdpod(1) NETWORKING): ptp with host-local
- * addresses from 10.88.0.0/16 and IP masquerade, portmap, firewall. */
-const char *cni_default_config(void);
+ * addresses from 10.77.0.0/16 and IP masquerade, portmap (only with_ports:
+ * a pod that publishes nothing is spared its ADD and DEL, 150 ms here),
+ * firewall. */
+const char *cni_default_config(bool with_ports);
 
 /* Runs ADD for each plugin of list; returns the last result. When a plugin
  * fails, what was added is deleted again (DEL of the whole list, as the

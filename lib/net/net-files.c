@@ -145,7 +145,8 @@ int pod_net_files_write(int pod_fd, const PodNet *n, const char *hostname, const
                 return error_sys(err, -errno, "cannot create %s/", POD_NET_DIR);
         int r;
         if ((r = write_resolv_conf(pod_fd, n, err)) < 0 || (r = write_hosts(pod_fd, n, hostname, address, err)) < 0 ||
-            (r = write_file_atomic_at(pod_fd, POD_HOSTNAME, line, (size_t) len, 0644, err)) < 0)
+            (r = write_file_atomic_at(pod_fd, POD_HOSTNAME, line, (size_t) len, 0644, err)) < 0 ||
+            (r = write_file_atomic_at(pod_fd, POD_NET_READY, "", 0, 0644, err)) < 0)
                 return error_prefix(err, "name files");
         return 0;
 }

@@ -21,7 +21,10 @@
 #define POD_RESOLV_CONF "net/resolv.conf"
 #define POD_HOSTS "net/hosts"
 #define POD_HOSTNAME "net/hostname"
+/* Written last, once the network is attached and the name files are there:
+ * the pod's sdpod-network.service waits for it, and its apps with it. */
+#define POD_NET_READY "net/ready"
 
 /* address: the pod's first address, NULL for none (then 127.0.1.1 names
- * the host name). */
+ * the host name). Writes POD_NET_READY last. */
 int pod_net_files_write(int pod_fd, const PodNet *n, const char *hostname, const char *address, Error **err);

@@ -82,6 +82,17 @@ static int loopback_up(const char *uuid, const char *netns, Error **err) {
         return cni_add(&a, list, &result, err);
 }
 
+int pod_network_check(const PodNet *n, Error **err) {
+        for (size_t i = 0; i < n->n_networks; i++) {
+                struct json_object *config = NULL;
+                int r = cni_config_load(n->networks[i].name, false, &config, err);
+                json_object_put(config);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int pod_network_up(int pod_fd, const char *uuid, const PodManifest *m, const PodNet *n, const char *netns, Error **err) {
         _cleanup_json_ struct json_object *record = json_object_new_object(), *networks = json_object_new_array();
         _cleanup_json_ struct json_object *runtime_config = ports_runtime_config(m);
@@ -99,7 +110,7 @@ int pod_network_up(int pod_fd, const char *uuid, const PodManifest *m, const Pod
                         json_object_put(e);
                         return error_sys(err, -ENOMEM, "networks");
                 }
-                int r = cni_config_load(n->networks[i].name, &config, err);
+                int r = cni_config_load(n->networks[i].name, m->n_ports > 0, &config, err);
                 if (r < 0)
                         return r;
                 json_object_object_add(e, "config", config);

@@ -23,6 +23,10 @@
  * namespace only: on the host the file is empty. */
 #define POD_NETNS_FILE "netns"
 
+/* Loads and checks every network's configuration, and attaches nothing:
+ * what can be refused before the pod starts is. */
+int pod_network_check(const PodNet *n, Error **err);
+
 /* Loads every network's configuration first (an unknown or invalid one
  * attaches nothing), then brings up lo and runs ADD for each network in
  * order (eth0, eth1, ...), with the ports of m for portmap. A failure

@@ -86,7 +86,8 @@ static void relay(const char *msg) {
         }
 }
 
-int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *program, char *const *argv, Error **err) {
+int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *program, char *const *argv,
+                  PodAttachFunc attach, void *userdata, Error **err) {
         /* A relay only when someone listens. */
         char address[108] = "";
         _cleanup_close_ int notify = -1;
@@ -121,6 +122,13 @@ int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *progra
         (void) write(go[1], "", 1);
         close(go[1]);
 
+        /* The pod boots meanwhile; it waits for what attach makes. */
+        int attached = attach ? attach(userdata, err) : 0;
+        if (attached < 0) {
+                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0);
+                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0);
+        }
+
         for (;;) {
                 struct pollfd fds[] = { { pidfd, POLLIN, 0 }, { sfd, POLLIN, 0 }, { notify, POLLIN, 0 } };
                 if (poll(fds, notify >= 0 ? 3 : 2, -1) < 0) {
@@ -145,5 +153,7 @@ int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *progra
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR)
                         return error_sys(err, -errno, "waiting for %s", program);
+        if (attached < 0)
+                return attached;
         return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

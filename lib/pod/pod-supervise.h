@@ -23,8 +23,15 @@
 
 #include "basic/error.h"
 
-/* Runs argv (program's) as a child in the network namespace netns and
- * waits until it has exited. Returns
+/* Called once the child runs, while the pod boots: attaches what the pod
+ * waits for. A failure ends the child (SIGTERM twice: nspawn's "terminate
+ * now"). */
+typedef int (*PodAttachFunc)(void *userdata, Error **err);
+
+/* Runs argv (program's) as a child in the network namespace netns, calls
+ * attach (when not NULL), and waits until the child has exited. Returns
  * what the supervisor must exit with: the child's exit status, or 128 + N
- * when signal N killed it. */
-int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *program, char *const *argv, Error **err);
+ * when signal N killed it; a failed attach is its error, once the child
+ * has exited. */
+int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *program, char *const *argv,
+                  PodAttachFunc attach, void *userdata, Error **err);

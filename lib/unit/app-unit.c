@@ -435,6 +435,9 @@ static void write_app_unit_section(FILE *f, const PodApp *app, PodGraph graph) {
                  * reaper's ExecStop then finds its exit status. */
                 "Wants=" REAPER_UNIT_FORMAT "\n"
                 "After=" REAPER_UNIT_FORMAT "\n"
+                /* Only with the pod's network and its name files. */
+                "Requires=" POD_NETWORK_UNIT "\n"
+                "After=" POD_NETWORK_UNIT "\n"
                 "Before=default.target\n",
                 app->name, app->name);
         write_no_start_limit(f);

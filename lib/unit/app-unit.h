@@ -23,6 +23,8 @@
 /* The units the generator writes for app NAME (printf formats of NAME). */
 #define APP_UNIT_FORMAT "app@%s.service"
 #define REAPER_UNIT_FORMAT "reaper@%s.service"
+/* The stage1's unit that waits for the pod's network: every app is after it. */
+#define POD_NETWORK_UNIT "sdpod-network.service"
 
 /* A command run in app NAME by sdpod enter or podapp exec is a transient
  * instance of one of these templates (printf formats of NAME and the

@@ -229,7 +229,7 @@ static char *load_error(const char *name) {
         struct json_object *o = NULL;
         Error *e = NULL;
         char *msg = NULL;
-        if (cni_config_load(name, &o, &e) < 0)
+        if (cni_config_load(name, false, &o, &e) < 0)
                 msg = strdup(e->msg);
         json_object_put(o);
         error_free(e);
@@ -247,12 +247,18 @@ static void test_cni_config(void) {
 
         struct json_object *o = NULL;
         Error *e = NULL;
-        ASSERT_EQ_INT(cni_config_load("default", &o, &e), 0);
+        ASSERT_EQ_INT(cni_config_load("default", true, &o, &e), 0);
         ASSERT_EQ_INT(json_object_array_length(json_object_object_get(o, "plugins")), 3);
+        json_object_put(o);
+        /* Without ports, no portmap. */
+        ASSERT_EQ_INT(cni_config_load("default", false, &o, &e), 0);
+        struct json_object *two = json_object_object_get(o, "plugins");
+        ASSERT_EQ_INT(json_object_array_length(two), 2);
+        ASSERT_STREQ(json_object_get_string(json_object_object_get(json_object_array_get_idx(two, 1), "type")), "firewall");
         json_object_put(o);
 
         write_config("one.conf", "{\"cniVersion\": \"0.4.0\", \"name\": \"one\", \"type\": \"bridge\"}");
-        ASSERT_EQ_INT(cni_config_load("one", &o, &e), 0);
+        ASSERT_EQ_INT(cni_config_load("one", false, &o, &e), 0);
         struct json_object *plugins = json_object_object_get(o, "plugins");
         ASSERT_EQ_INT(json_object_array_length(plugins), 1);
         ASSERT_STREQ(json_object_get_string(json_object_object_get(json_object_array_get_idx(plugins, 0), "type")), "bridge");
@@ -260,7 +266,7 @@ static void test_cni_config(void) {
         json_object_put(o);
 
         write_config("default.conflist", "{\"cniVersion\": \"1.0.0\", \"name\": \"default\", \"plugins\": [{\"type\": \"ptp\"}]}");
-        ASSERT_EQ_INT(cni_config_load("default", &o, &e), 0);
+        ASSERT_EQ_INT(cni_config_load("default", true, &o, &e), 0);
         ASSERT_EQ_INT(json_object_array_length(json_object_object_get(o, "plugins")), 1);
         json_object_put(o);
 
