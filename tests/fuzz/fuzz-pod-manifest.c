@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* pod_manifest_parse() and the mutations built on it. A pod manifest is
+/* pod_manifest_parse(), the network settings read from a manifest, and the
+ * mutations built on it. A pod manifest is
  * written by sdpod, but it lives in a directory root can edit, and "podapp"
  * reads it back to change it: whatever the parser accepts must survive being
  * written and read again unchanged, and a mutation must either succeed on a
@@ -7,6 +8,7 @@
 #include "basic/strv.h"
 #include "fuzz.h"
 #include "manifest/pod-manifest.h"
+#include "manifest/pod-net.h"
 
 #define FUZZ_APP "fuzz-app"
 #define ID "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
@@ -42,6 +44,28 @@ static void check_view(const PodManifest *m) {
         for (size_t i = 0; i < m->n_annotations; i++)
                 if (!pod_identifier_is_valid(m->annotations[i].name))
                         fuzz_fail("annotations[%zu]: invalid name accepted", i);
+        for (size_t i = 0; i < m->n_ports; i++) {
+                const PodPort *p = &m->ports[i];
+                if (p->host_port == 0 || p->pod_port == 0 || (!streq(p->protocol, "tcp") && !streq(p->protocol, "udp")))
+                        fuzz_fail("ports[%zu]: bad port accepted", i);
+        }
+        /* The network settings are read from annotations by the run
+         * entrypoint: whatever they hold is accepted or refused, and what
+         * is accepted is well-formed. */
+        PodNet n;
+        Error *err = NULL;
+        if (pod_net_from_manifest(m, &n, &err) >= 0) {
+                if (n.mode == POD_NET_CNI && n.n_networks == 0)
+                        fuzz_fail("a CNI network mode without networks accepted");
+                if (n.hostname && !hostname_is_valid(n.hostname))
+                        fuzz_fail("an invalid host name accepted");
+                for (char **e = n.hosts_entries; e && *e; e++)
+                        if (!strchr(*e, '=') || strpbrk(*e, " \n\t"))
+                                fuzz_fail("a bad hosts entry accepted: %s", *e);
+                pod_net_done(&n);
+        } else if (!err || err->code != -EBADMSG)
+                fuzz_fail("pod_net_from_manifest: not -EBADMSG");
+        error_free(err);
 }
 
 /* What is written must read back as the same text. */
