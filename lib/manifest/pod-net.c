@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <arpa/inet.h>
+#include <assert.h>
 #include <ctype.h>
 
 #include "basic/strv.h"
@@ -320,9 +321,10 @@ int pod_net_args_apply(const PodNetArgs *a, PodManifest *m, Error **err) {
         if ((a->net && (r = pod_manifest_set_annotation(m, POD_ANNOTATION_NET, a->net, err)) < 0) ||
             (a->hostname && (r = pod_manifest_set_annotation(m, POD_ANNOTATION_HOSTNAME, a->hostname, err)) < 0))
                 return r;
-        PodNetArgs *mutable_a = (PodNetArgs *) a;
+        char **const lists[] = { a->dns, a->dns_search, a->dns_options, a->hosts_entries };
+        static_assert(ELEMENTSOF(lists) == ELEMENTSOF(list_options), "one list per option");
         for (size_t i = 0; i < ELEMENTSOF(list_options); i++)
-                if ((r = set_list(m, list_options[i].annotation, *list_of(mutable_a, list_options[i].option), err)) < 0)
+                if ((r = set_list(m, list_options[i].annotation, lists[i], err)) < 0)
                         return r;
         for (char **p = a->ports; p && *p; p++) {
                 _cleanup_free_ char *buf = malloc(strlen(*p) + 1);

@@ -245,6 +245,12 @@ assert_contains "the option" "$OUT" "options ndots:2"
 assert_match "the hosts entry" '192\.0\.2\.7[[:space:]]+db\.example\.test' "$OUT"
 assert_match "the host name" 'busybox\[[0-9]+\]: web1' "$OUT"
 
+assert_exit 0 sd run --dns=host busybox --exec=/bin/cat -- /etc/resolv.conf
+if [ -s /etc/resolv.conf ]; then
+	assert_contains "--dns=host: the host's resolv.conf as it is" "$OUT" "$(grep -m1 . /etc/resolv.conf)"
+fi
+assert_not_contains "--dns=host is not sdpod's own file" "$OUT" "this pod's resolv.conf"
+
 # ---------------------------------------------------------------------------
 echo "# a sandbox's port, served by an app added later"
 # ---------------------------------------------------------------------------
