@@ -134,7 +134,9 @@ int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *progra
                 if (poll(fds, notify >= 0 ? 3 : 2, -1) < 0) {
                         if (errno == EINTR)
                                 continue;
-                        kill(pid, SIGTERM);
+                        /* Cannot supervise: halt the pod and wait for it. */
+                        (void) syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0);
+                        break;
                 }
                 if (fds[0].revents)
                         break;
