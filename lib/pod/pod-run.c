@@ -13,17 +13,13 @@
 
 #include "basic/digest.h"
 #include "basic/fs.h"
-#include "basic/json-util.h"
 #include "basic/mount-util.h"
 #include "basic/strv.h"
 #include "config.h"
 #include "image/image-store.h"
 #include "manifest/pod-manifest.h"
 #include "manifest/pod-net.h"
-#include "net/net-files.h"
-#include "net/netns.h"
-#include "net/pod-network.h"
-#include "net/ports.h"
+#include "net/pod-net-setup.h"
 #include "pod/pod-app-root.h"
 #include "pod/pod-cgroup.h"
 #include "pod/pod-info.h"
@@ -253,73 +249,6 @@ static int mount_pod(const RunContext *c, Error **err) {
         return mount_pod_dir(c, rootfs_fd, err);
 }
 
-/* Writes the name files (and with them net/ready) of a pod whose network
- * is there. */
-static int write_name_files(const RunContext *c, const PodNet *n, const char *hostname, Error **err) {
-        _cleanup_json_ struct json_object *description = NULL;
-        _cleanup_free_ char *address = NULL;
-        int r = pod_network_describe(c->pod_fd, &description, err);
-        if (r < 0)
-                return r;
-        address = pod_network_first_address(description);
-        return pod_net_files_write(c->pod_fd, n, hostname, address, err);
-}
-
-/* The pod's network, as far as it is made before nspawn (pod-run.h):
- * *ret_arg is nspawn's option for it with --net=none, the namespace nspawn
- * must run in (pod-supervise.h) with CNI or ns:PATH, NULL with the host's.
- * For CNI networks only the namespace and the held ports (*ret_port_fds)
- * are made here: attach_network() attaches them while the pod boots, and
- * its apps wait for that (sdpod-network.service). Otherwise the name files
- * are written now. */
-static int setup_network(const RunContext *c, const PodNet *n, const char *hostname, char **ret_arg,
-                         int **ret_port_fds, Error **err) {
-        _cleanup_free_ char *netns = path_join3(c->pod, POD_NETNS_FILE, NULL);
-        int r;
-        if (!netns)
-                return error_sys(err, -ENOMEM, "network");
-        *ret_arg = NULL;
-        switch (n->mode) {
-        case POD_NET_HOST:
-                break;
-        case POD_NET_NONE:
-                *ret_arg = strdup("--private-network");
-                break;
-        case POD_NET_NS:
-                if ((r = netns_check(n->ns_path, err)) < 0)
-                        return error_prefix(err, "--net=ns:%s", n->ns_path);
-                *ret_arg = strdup(n->ns_path);
-                break;
-        case POD_NET_CNI:
-                if (mkdirat(c->pod_fd, POD_NET_DIR, 0755) < 0 && errno != EEXIST)
-                        return error_sys(err, -errno, "cannot create %s/", POD_NET_DIR);
-                if ((r = pod_network_check(n, err)) < 0 || (r = ports_reserve(c->manifest, ret_port_fds, err)) < 0 ||
-                    (r = netns_new_at(netns, err)) < 0)
-                        return r;
-                *ret_arg = TAKE_PTR(netns);
-                return 0;
-        }
-        if (n->mode != POD_NET_HOST && !*ret_arg)
-                return error_sys(err, -ENOMEM, "network");
-        return write_name_files(c, n, hostname, err);
-}
-
-typedef struct Attach {
-        const RunContext *c;
-        const char *uuid;
-        const PodNet *net;
-        const char *hostname;
-        const char *netns;
-} Attach;
-
-/* CNI ADD of the pod's networks, then its name files: called by the
- * supervisor once nspawn runs. A failure releases what was attached. */
-static int attach_network(void *userdata, Error **err) {
-        const Attach *a = userdata;
-        int r = pod_network_up(a->c->pod_fd, a->uuid, a->c->manifest, a->net, a->netns, err);
-        return r < 0 ? r : write_name_files(a->c, a->net, a->hostname, err);
-}
-
 /* "sdpod-UUID", or the pod's --name. */
 static char *machine_name(const PodManifest *m, const char *uuid) {
         const char *name = pod_manifest_get_annotation(m, POD_ANNOTATION_NAME);
@@ -362,12 +291,16 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 return error_prefix(err, "pod %s", uuid);
         _cleanup_free_ char *machine = machine_name(m, uuid);
         _cleanup_(pod_net_done) PodNet net = {};
-        _cleanup_free_ char *net_arg = NULL, *hostname_arg = NULL;
-        int *port_fds = NULL;
+        _cleanup_free_ char *hostname_arg = NULL;
         if (!machine)
                 return error_sys(err, -ENOMEM, "pod %s", uuid);
-        if ((r = pod_net_from_manifest(m, &net, err)) < 0 ||
-            (r = setup_network(&c, &net, net.hostname ?: machine, &net_arg, &port_fds, err)) < 0)
+        if ((r = pod_net_from_manifest(m, &net, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
+        _cleanup_(pod_net_release) PodNetSetup ns = {
+                .uuid = uuid, .pod = pod, .pod_fd = pod_fd, .manifest = m, .net = &net,
+                .hostname = net.hostname ?: machine,
+        };
+        if ((r = pod_net_prepare(&ns, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
         _cleanup_free_ char *dir = NULL, *machine_arg = NULL, *uuid_arg = NULL, *users_arg = NULL;
         if ((net.hostname && asprintf(&hostname_arg, "--hostname=%s", net.hostname) < 0) ||
@@ -390,23 +323,16 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         size_t k = 0;
         while (argv[k])
                 k++;
-        if (net.mode == POD_NET_NONE)
-                argv[k++] = net_arg;
+        if (ns.nspawn_option)
+                argv[k++] = ns.nspawn_option;
         if (hostname_arg)
                 argv[k++] = hostname_arg;
 
-        if (net.mode == POD_NET_CNI || net.mode == POD_NET_NS) {
+        if (ns.netns) {
                 /* nspawn in the namespace, and the network released when
                  * it exits: stay. */
-                Attach a = { .c = &c, .uuid = uuid, .net = &net, .hostname = net.hostname ?: machine, .netns = net_arg };
-                int status = pod_supervise(pod_fd, lock_fd, net_arg, SYSTEMD_NSPAWN, argv,
-                                           net.mode == POD_NET_CNI ? attach_network : NULL, &a, err);
-                Error *down_err = NULL;
-                if (net.mode == POD_NET_CNI && pod_network_down(pod_fd, uuid, net_arg, &down_err) < 0) {
-                        fprintf(stderr, "pod %s: %s (sdpod gc tries again)\n", uuid, down_err->msg);
-                        error_free(down_err);
-                }
-                ports_release(port_fds, m->n_ports);
+                int status = pod_supervise(pod_fd, lock_fd, ns.netns, SYSTEMD_NSPAWN, argv, pod_net_attach, &ns, err);
+                pod_net_release(&ns);
                 if (status < 0)
                         return error_prefix(err, "pod %s", uuid);
                 exit(status);
