@@ -278,6 +278,8 @@ int pod_net_args_add(PodNetArgs *a, const char *option, const char *value, Error
         } else if (streq(option, "dns") && streq(value, "host")) {
                 if (a->dns && !strv_contains(a->dns, "host"))
                         return error_set(err, -EINVAL, "--dns=host cannot be combined with addresses");
+                if (a->dns)
+                        return 0;       /* said twice: once is what it means */
         } else {
                 for (size_t i = 0; i < ELEMENTSOF(list_options); i++)
                         if (streq(option, list_options[i].option) && !list_options[i].valid(value))

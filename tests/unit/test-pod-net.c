@@ -129,8 +129,19 @@ static void test_args(void) {
                 ASSERT_CONTAINS(msg, bad[i].message);
         }
         ASSERT(!net_arg_error(&a, "dns", "host"));
+        ASSERT(!net_arg_error(&a, "dns", "host"));
         _cleanup_free_ char *mixed = net_arg_error(&a, "dns", "192.0.2.1");
         ASSERT_CONTAINS(mixed, "--dns=host cannot be combined");
+        /* Said twice, written once: the manifest must read back. */
+        _cleanup_pod_manifest_ PodManifest *host_dns = NULL;
+        Error *host_err = NULL;
+        PodNet hn;
+        ASSERT_EQ_INT(pod_manifest_new(&host_dns), 0);
+        ASSERT_EQ_INT(pod_net_args_apply(&a, host_dns, &host_err), 0);
+        ASSERT_STREQ(pod_manifest_get_annotation(host_dns, POD_ANNOTATION_DNS), "host");
+        ASSERT_EQ_INT(pod_net_from_manifest(host_dns, &hn, &host_err), 0);
+        ASSERT(hn.dns_host);
+        pod_net_done(&hn);
         pod_net_args_done(&a);
 
         /* Written into a manifest, read back. */
