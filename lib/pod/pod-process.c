@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -14,6 +15,13 @@ int pod_pid_file_write(int pod_fd, pid_t pid, int lock_fd, Error **err) {
         char buf[32];
         int n = snprintf(buf, sizeof(buf), "%d %d\n", (int) pid, lock_fd);
         return write_file_atomic_at(pod_fd, POD_PID_FILE, buf, (size_t) n, 0644, err);
+}
+
+int pod_lock_keep_alone_on_exec(int lock_fd) {
+        if (fcntl(lock_fd, F_SETFD, 0) < 0 || (lock_fd > 3 && close_range(3, lock_fd - 1, CLOSE_RANGE_CLOEXEC) < 0) ||
+            close_range(lock_fd + 1, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+                return -errno;
+        return 0;
 }
 
 void pod_process_done(PodProcess *p) {

@@ -19,6 +19,12 @@
 /* Writes the pid file for nspawn, pid. */
 int pod_pid_file_write(int pod_fd, pid_t pid, int lock_fd, Error **err);
 
+/* Makes the pod's lock the only fd of this process that the next exec
+ * (systemd-nspawn's) keeps: nspawn holds it for the pod's life, and
+ * nothing else of ours reaches it (the fd of the entrypoint itself, which
+ * stage0 leaves open for scripts, included). A negative errno on failure. */
+int pod_lock_keep_alone_on_exec(int lock_fd);
+
 typedef struct PodProcess {
         pid_t nspawn;
         int nspawn_pidfd;       /* a pidfd of nspawn: signals reach it, never a recycled PID */

@@ -3,7 +3,6 @@
 #include <libgen.h>
 #include <sched.h>
 #include <sys/mount.h>
-#include <linux/close_range.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -339,14 +338,8 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         }
         if ((r = pod_pid_file_write(pod_fd, getpid(), lock_fd, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
-        /* The lock passes to nspawn, which holds it for the pod's life;
-         * nothing else does (the fd of this very program, which stage0
-         * leaves open for scripts, included). */
-        if (fcntl(lock_fd, F_SETFD, 0) < 0)
-                return error_sys(err, -errno, "pod %s: the lock fd %d", uuid, lock_fd);
-        if ((lock_fd > 3 && close_range(3, lock_fd - 1, CLOSE_RANGE_CLOEXEC) < 0) ||
-            close_range(lock_fd + 1, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
-                return error_sys(err, -errno, "pod %s: cannot close the other fds on exec", uuid);
+        if ((r = pod_lock_keep_alone_on_exec(lock_fd)) < 0)
+                return error_sys(err, r, "pod %s: cannot pass the lock fd %d on alone", uuid, lock_fd);
         execv(SYSTEMD_NSPAWN, argv);
         r = -errno;
         fcntl(lock_fd, F_SETFD, FD_CLOEXEC);

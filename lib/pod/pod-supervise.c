@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
-#include <linux/close_range.h>
 #include <poll.h>
 #include <sched.h>
 #include <sys/mount.h>
@@ -33,9 +32,7 @@ static _noreturn_ void exec_child(int lock_fd, int go, const char *netns, const 
          * now": the apps' exit statuses would be lost.) */
         if (read(go, &c, 1) != 1 || ns < 0 || setns(ns, CLONE_NEWNET) < 0 || setpgid(0, 0) < 0 ||
             sigprocmask(SIG_SETMASK, &none, NULL) < 0 ||
-            (notify && setenv("NOTIFY_SOCKET", notify, 1) < 0) || fcntl(lock_fd, F_SETFD, 0) < 0 ||
-            (lock_fd > 3 && close_range(3, lock_fd - 1, CLOSE_RANGE_CLOEXEC) < 0) ||
-            close_range(lock_fd + 1, ~0U, CLOSE_RANGE_CLOEXEC) < 0)
+            (notify && setenv("NOTIFY_SOCKET", notify, 1) < 0) || pod_lock_keep_alone_on_exec(lock_fd) < 0)
                 _exit(125);
         execv(program, argv);
         _exit(errno == ENOENT ? 127 : 126);
