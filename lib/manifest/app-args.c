@@ -140,13 +140,7 @@ static const struct {
         { "name", OPTION_POD },
         { "volume", OPTION_POD },
         { "private-users", OPTION_POD },
-        { "net", OPTION_POD },
-        { "port", OPTION_POD },
-        { "dns", OPTION_POD },
-        { "dns-search", OPTION_POD },
-        { "dns-option", OPTION_POD },
-        { "hostname", OPTION_POD },
-        { "hosts-entry", OPTION_POD },
+        /* and the network options, which pod-net.h knows */
         { "app", OPTION_APP },
         { "exec", OPTION_APP },
         { "set-env", OPTION_APP },
@@ -260,11 +254,12 @@ int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, 
                 size_t k = 0;
                 while (k < ELEMENTSOF(known_options) && !streq(known_options[k].name, option))
                         k++;
-                if (k == ELEMENTSOF(known_options)) {
+                bool net_option = pod_net_option_is(option);
+                if (k == ELEMENTSOF(known_options) && !net_option) {
                         r = error_set(err, -EINVAL, "unknown option \"%s\"", a);
                         continue;
                 }
-                if (known_options[k].kind == OPTION_POD && !pod_options) {
+                if ((net_option || known_options[k].kind == OPTION_POD) && !pod_options) {
                         r = error_set(err, -EINVAL, "--%s is an option of the pod, not of an app", option);
                         continue;
                 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <arpa/inet.h>
-#include <assert.h>
 #include <ctype.h>
+#include <stddef.h>
 
 #include "basic/strv.h"
 #include "manifest/pod-net.h"
@@ -225,31 +225,37 @@ static bool dns_server_is_valid(const char *s) {
         return is_address(s);
 }
 
+/* The options that give lists, each stored in its field of PodNetArgs and
+ * written to its annotation. */
 static const struct {
         const char *option;
         const char *annotation;
+        size_t field;                   /* offsetof(PodNetArgs, ...): a char ** */
         bool (*valid)(const char *);
         const char *expected;
 } list_options[] = {
-        { "dns", POD_ANNOTATION_DNS, dns_server_is_valid, "a numeric IPv4 or IPv6 address, or host" },
-        { "dns-search", POD_ANNOTATION_DNS_SEARCH, hostname_is_valid, "a domain name" },
-        { "dns-option", POD_ANNOTATION_DNS_OPTIONS, dns_option_is_valid, "a resolv.conf option (as ndots:2)" },
-        { "hosts-entry", POD_ANNOTATION_HOSTS_ENTRIES, hosts_entry_is_valid, "IP=NAME" },
+        { "dns", POD_ANNOTATION_DNS, offsetof(PodNetArgs, dns), dns_server_is_valid,
+          "a numeric IPv4 or IPv6 address, or host" },
+        { "dns-search", POD_ANNOTATION_DNS_SEARCH, offsetof(PodNetArgs, dns_search), hostname_is_valid, "a domain name" },
+        { "dns-option", POD_ANNOTATION_DNS_OPTIONS, offsetof(PodNetArgs, dns_options), dns_option_is_valid,
+          "a resolv.conf option (as ndots:2)" },
+        { "hosts-entry", POD_ANNOTATION_HOSTS_ENTRIES, offsetof(PodNetArgs, hosts_entries), hosts_entry_is_valid,
+          "IP=NAME" },
 };
 
-static char ***list_of(PodNetArgs *a, const char *option) {
-        return streq(option, "dns")          ? &a->dns
-             : streq(option, "dns-search")   ? &a->dns_search
-             : streq(option, "dns-option")   ? &a->dns_options
-             : streq(option, "hosts-entry")  ? &a->hosts_entries
-             : streq(option, "port")         ? &a->ports
-                                             : NULL;
+static int list_option_index(const char *option) {
+        for (size_t i = 0; i < ELEMENTSOF(list_options); i++)
+                if (streq(option, list_options[i].option))
+                        return (int) i;
+        return -1;
+}
+
+static char ***list_field(PodNetArgs *a, int i) {
+        return (char ***) ((char *) a + list_options[i].field);
 }
 
 bool pod_net_option_is(const char *option) {
-        return streq(option, "net") || streq(option, "hostname") || streq(option, "port") ||
-               streq(option, "dns") || streq(option, "dns-search") || streq(option, "dns-option") ||
-               streq(option, "hosts-entry");
+        return streq(option, "net") || streq(option, "hostname") || streq(option, "port") || list_option_index(option) >= 0;
 }
 
 int pod_net_args_add(PodNetArgs *a, const char *option, const char *value, Error **err) {
@@ -268,6 +274,7 @@ int pod_net_args_add(PodNetArgs *a, const char *option, const char *value, Error
                                          "in labels of at most 63 joined by '.')", value);
                 return (*field = strdup(value)) ? 0 : error_sys(err, -ENOMEM, "--%s", option);
         }
+        char ***list = &a->ports;
         if (streq(option, "port")) {
                 _cleanup_free_ char *buf = malloc(strlen(value) + 1);
                 PodPort p;
@@ -275,22 +282,22 @@ int pod_net_args_add(PodNetArgs *a, const char *option, const char *value, Error
                         return error_sys(err, -ENOMEM, "--port");
                 if (pod_port_parse(value, buf, &p, err) < 0)
                         return -EINVAL;
-        } else if (streq(option, "dns") && streq(value, "host")) {
-                if (a->dns && !strv_contains(a->dns, "host"))
-                        return error_set(err, -EINVAL, "--dns=host cannot be combined with addresses");
-                if (a->dns)
-                        return 0;       /* said twice: once is what it means */
         } else {
-                for (size_t i = 0; i < ELEMENTSOF(list_options); i++)
-                        if (streq(option, list_options[i].option) && !list_options[i].valid(value))
-                                return error_set(err, -EINVAL, "--%s=%s: expected %s", option, value, list_options[i].expected);
-                if (streq(option, "dns") && strv_contains(a->dns, "host"))
+                int i = list_option_index(option);
+                if (i < 0)
+                        return error_set(err, -EINVAL, "--%s: not a network option", option);
+                list = list_field(a, i);
+                bool host = streq(option, "dns") && streq(value, "host");
+                if (!host && !list_options[i].valid(value))
+                        return error_set(err, -EINVAL, "--%s=%s: expected %s", option, value, list_options[i].expected);
+                /* --dns=host is the host's file as it is: no address
+                 * beside it; said twice, it means it once. */
+                if (streq(option, "dns") && a->dns && host != strv_contains(a->dns, "host"))
                         return error_set(err, -EINVAL, "--dns=host cannot be combined with addresses");
+                if (host && a->dns)
+                        return 0;
         }
-        char ***l = list_of(a, option);
-        if (!l)
-                return error_set(err, -EINVAL, "--%s: not a network option", option);
-        return strv_push(l, value) < 0 ? error_sys(err, -ENOMEM, "--%s", option) : 0;
+        return strv_push(list, value) < 0 ? error_sys(err, -ENOMEM, "--%s", option) : 0;
 }
 
 static int set_list(PodManifest *m, const char *annotation, char *const *l, Error **err) {
@@ -323,10 +330,9 @@ int pod_net_args_apply(const PodNetArgs *a, PodManifest *m, Error **err) {
         if ((a->net && (r = pod_manifest_set_annotation(m, POD_ANNOTATION_NET, a->net, err)) < 0) ||
             (a->hostname && (r = pod_manifest_set_annotation(m, POD_ANNOTATION_HOSTNAME, a->hostname, err)) < 0))
                 return r;
-        char **const lists[] = { a->dns, a->dns_search, a->dns_options, a->hosts_entries };
-        static_assert(ELEMENTSOF(lists) == ELEMENTSOF(list_options), "one list per option");
         for (size_t i = 0; i < ELEMENTSOF(list_options); i++)
-                if ((r = set_list(m, list_options[i].annotation, lists[i], err)) < 0)
+                if ((r = set_list(m, list_options[i].annotation, *(char **const *) ((const char *) a + list_options[i].field),
+                                  err)) < 0)
                         return r;
         for (char **p = a->ports; p && *p; p++) {
                 _cleanup_free_ char *buf = malloc(strlen(*p) + 1);
