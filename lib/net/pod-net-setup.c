@@ -43,7 +43,8 @@ int pod_net_prepare(PodNetSetup *s, Error **err) {
                         s->netns = NULL;
                         return error_sys(err, -ENOMEM, "network");
                 }
-                if ((r = pod_network_check(s->net, err)) < 0 || (r = ports_reserve(s->manifest, &s->port_fds, err)) < 0)
+                if ((r = pod_network_load(s->manifest, s->net, &s->configs, err)) < 0 ||
+                    (r = ports_reserve(s->manifest, &s->port_fds, err)) < 0)
                         return r;
                 return netns_new_at(s->netns, err);
         }
@@ -54,7 +55,7 @@ int pod_net_attach(void *setup, Error **err) {
         PodNetSetup *s = setup;
         if (s->net->mode != POD_NET_CNI)
                 return 0;
-        int r = pod_network_up(s->pod_fd, s->uuid, s->manifest, s->net, s->netns, err);
+        int r = pod_network_up(s->pod_fd, s->uuid, s->manifest, s->net, s->configs, s->netns, err);
         return r < 0 ? r : write_name_files(s, err);
 }
 
@@ -68,5 +69,6 @@ void pod_net_release(PodNetSetup *s) {
         ports_release(s->port_fds, s->manifest ? s->manifest->n_ports : 0);
         free(s->nspawn_option);
         free(s->netns);
+        json_object_put(s->configs);
         *s = (PodNetSetup) {};
 }

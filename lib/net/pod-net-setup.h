@@ -16,6 +16,8 @@
  *
  * What a failure leaves attached is released before it returns. */
 
+#include <json-c/json.h>
+
 #include "basic/error.h"
 #include "manifest/pod-manifest.h"
 #include "manifest/pod-net.h"
@@ -31,6 +33,7 @@ typedef struct PodNetSetup {
         /* made by pod_net_prepare() */
         char *nspawn_option;            /* --net=none: "--private-network" */
         char *netns;                    /* CNI and ns:PATH: where nspawn must run */
+        struct json_object *configs;    /* CNI: the lists, loaded once, attached as checked */
         int *port_fds;
 } PodNetSetup;
 

@@ -82,18 +82,26 @@ static int loopback_up(const char *uuid, const char *netns, Error **err) {
         return cni_add(&a, list, &result, err);
 }
 
-int pod_network_check(const PodNet *n, Error **err) {
+int pod_network_load(const PodManifest *m, const PodNet *n, struct json_object **ret_configs, Error **err) {
+        _cleanup_json_ struct json_object *configs = json_object_new_array();
+        if (!configs)
+                return error_sys(err, -ENOMEM, "networks");
         for (size_t i = 0; i < n->n_networks; i++) {
-                struct json_object *config = NULL;
-                int r = cni_config_load(n->networks[i].name, false, &config, err);
-                json_object_put(config);
+                struct json_object *config;
+                int r = cni_config_load(n->networks[i].name, m->n_ports > 0, &config, err);
                 if (r < 0)
                         return r;
+                if (json_object_array_add(configs, config) < 0) {
+                        json_object_put(config);
+                        return error_sys(err, -ENOMEM, "networks");
+                }
         }
+        *ret_configs = TAKE_PTR(configs);
         return 0;
 }
 
-int pod_network_up(int pod_fd, const char *uuid, const PodManifest *m, const PodNet *n, const char *netns, Error **err) {
+int pod_network_up(int pod_fd, const char *uuid, const PodManifest *m, const PodNet *n, struct json_object *configs,
+                   const char *netns, Error **err) {
         _cleanup_json_ struct json_object *record = json_object_new_object(), *networks = json_object_new_array();
         _cleanup_json_ struct json_object *runtime_config = ports_runtime_config(m);
         if (!record || !networks || (m->n_ports > 0 && !runtime_config))
@@ -101,19 +109,16 @@ int pod_network_up(int pod_fd, const char *uuid, const PodManifest *m, const Pod
         if (mkdirat(pod_fd, POD_NET_DIR, 0755) < 0 && errno != EEXIST)
                 return error_sys(err, -errno, "cannot create %s/", POD_NET_DIR);
 
-        /* Every configuration first: a bad one attaches nothing. */
+        /* The record's entries, one per network. */
         for (size_t i = 0; i < n->n_networks; i++) {
-                struct json_object *config, *e = json_object_new_object();
+                struct json_object *e = json_object_new_object();
                 char ifname[24];
                 snprintf(ifname, sizeof(ifname), "eth%zu", i);
                 if (!e || json_object_array_add(networks, e) < 0) {
                         json_object_put(e);
                         return error_sys(err, -ENOMEM, "networks");
                 }
-                int r = cni_config_load(n->networks[i].name, m->n_ports > 0, &config, err);
-                if (r < 0)
-                        return r;
-                json_object_object_add(e, "config", config);
+                json_object_object_add(e, "config", json_object_get(json_object_array_get_idx(configs, i)));
                 if (json_add_string(e, "name", n->networks[i].name) < 0 || json_add_string(e, "interface", ifname) < 0 ||
                     (n->networks[i].args && json_add_string(e, "args", n->networks[i].args) < 0))
                         return error_sys(err, -ENOMEM, "networks");

@@ -23,15 +23,16 @@
  * namespace only: on the host the file is empty. */
 #define POD_NETNS_FILE "netns"
 
-/* Loads and checks every network's configuration, and attaches nothing:
- * what can be refused before the pod starts is. */
-int pod_network_check(const PodNet *n, Error **err);
+/* Loads and checks every network's configuration list (an array of them,
+ * in the order of n), attaching nothing: what can be refused before the
+ * pod starts is. The lists are those pod_network_up() then attaches. */
+int pod_network_load(const PodManifest *m, const PodNet *n, struct json_object **ret_configs, Error **err);
 
-/* Loads every network's configuration first (an unknown or invalid one
- * attaches nothing), then brings up lo and runs ADD for each network in
- * order (eth0, eth1, ...), with the ports of m for portmap. A failure
+/* Brings up lo and runs ADD for each network of n in order (eth0, eth1,
+ * ...) with its list of configs, and the ports of m for portmap. A failure
  * releases what was attached before it returns. */
-int pod_network_up(int pod_fd, const char *uuid, const PodManifest *m, const PodNet *n, const char *netns, Error **err);
+int pod_network_up(int pod_fd, const char *uuid, const PodManifest *m, const PodNet *n, struct json_object *configs,
+                   const char *netns, Error **err);
 
 /* Runs DEL for every network the record names, last first, and removes the
  * record. netns "" once the namespace is gone. No record: nothing to do.
