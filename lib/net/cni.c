@@ -121,9 +121,14 @@ int cni_config_load(const char *name, bool with_ports, struct json_object **ret,
         return error_set(err, -ENOENT, "network %s: no %s/%s.conflist or .conf", name, dir, name);
 }
 
-/* The plugin's executable, opened (O_PATH): the first of the plugin path. */
+/* Where plugins are looked for, and what they are told as CNI_PATH. */
+static const char *plugin_path(void) {
+        return getenv("SDPOD_CNI_PATH") ?: CNI_PLUGIN_PATH;
+}
+
+/* The plugin's executable: the first of the plugin path. */
 static int find_plugin(const char *type, char **ret_path, Error **err) {
-        const char *path = getenv("SDPOD_CNI_PATH") ?: CNI_PLUGIN_PATH;
+        const char *path = plugin_path();
         _cleanup_free_ char *copy = strdup(path);
         if (!copy)
                 return error_sys(err, -ENOMEM, "plugin %s", type);
@@ -177,7 +182,7 @@ static void exec_plugin(const char *path, const char *command, const CniAttachme
             asprintf(&env[n++], "CNI_CONTAINERID=%s", a->container_id) < 0 ||
             asprintf(&env[n++], "CNI_NETNS=%s", a->netns) < 0 || asprintf(&env[n++], "CNI_IFNAME=%s", a->ifname) < 0 ||
             asprintf(&env[n++], "CNI_ARGS=%s", strempty(a->args)) < 0 ||
-            asprintf(&env[n++], "CNI_PATH=%s", getenv("SDPOD_CNI_PATH") ?: CNI_PLUGIN_PATH) < 0)
+            asprintf(&env[n++], "CNI_PATH=%s", plugin_path()) < 0)
                 _exit(127);
         /* Plugins run iptables and the like: a PATH of the host's tools. */
         env[n++] = (char *) "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";

@@ -30,7 +30,7 @@
 #include "basic/error.h"
 
 /* Where plugins are looked for, in order: Debian's, then the usual place of
- * upstream's release archives. */
+ * upstream's release archives. $SDPOD_CNI_PATH replaces it. */
 #define CNI_PLUGIN_PATH "/usr/lib/cni:/opt/cni/bin"
 /* Where named networks are configured: NAME.conflist or NAME.conf.
  * $SDPOD_NET_DIR replaces it (tests). /etc/cni/net.d is not read: the
