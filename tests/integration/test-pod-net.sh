@@ -44,6 +44,20 @@ netns_new() {
 	done
 	printf -v "$1" '%s' "$pid"
 }
+# netns_host VAR HOSTIF NET: another "host": a new namespace (VAR gets its
+# holder's PID) on a veth to this one, this side HOSTIF with NET.1/24, its
+# side eth0 with NET.2/24.
+netns_host() {
+	local var=$1 hostif=$2 net=$3 pid
+	netns_new "$var"
+	pid=${!var}
+	ip link add "$hostif" type veth peer name eth0 netns "$pid"
+	ip addr add "$net.1/24" dev "$hostif"
+	ip link set "$hostif" up
+	in_ns "$pid" ip addr add "$net.2/24" dev eth0
+	in_ns "$pid" ip link set eth0 up
+	in_ns "$pid" ip link set lo up
+}
 # in_ns PID CMD...: CMD in the namespace of PID.
 in_ns() {
 	local pid=$1
@@ -136,13 +150,7 @@ assert_exit 0 sd enter "$A" wget -q -O - "http://$IP_B/"
 assert_eq "pod A fetches B's page by address" "webb" "$OUT"
 
 # Another host: a namespace of the test's, on a veth to this one.
-netns_new CLIENT
-ip link add sdpt-c0 type veth peer name eth0 netns "$CLIENT"
-ip addr add 10.250.0.1/24 dev sdpt-c0
-ip link set sdpt-c0 up
-in_ns "$CLIENT" ip addr add 10.250.0.2/24 dev eth0
-in_ns "$CLIENT" ip link set eth0 up
-in_ns "$CLIENT" ip link set lo up
+netns_host CLIENT sdpt-c0 10.250.0
 PAGE=$(in_ns "$CLIENT" python3 -c 'import urllib.request; print(urllib.request.urlopen("http://10.250.0.1:18081/", timeout=5).read().decode().strip())' 2>&1)
 assert_eq "another host reaches B through the host's address" "webb" "$PAGE"
 PAGE=$(in_ns "$CLIENT" python3 -c 'import urllib.request; print(urllib.request.urlopen("http://10.250.0.1:18080/", timeout=2).read().decode().strip())' 2>&1 || true)
@@ -199,13 +207,7 @@ assert_contains "--net=host sees the host's interfaces" "$OUT" "sdpt-c0"
 # ---------------------------------------------------------------------------
 echo "# egress through masquerade"
 # ---------------------------------------------------------------------------
-netns_new OUTSIDE
-ip link add sdpt-o0 type veth peer name eth0 netns "$OUTSIDE"
-ip addr add 10.251.0.1/24 dev sdpt-o0
-ip link set sdpt-o0 up
-in_ns "$OUTSIDE" ip addr add 10.251.0.2/24 dev eth0
-in_ns "$OUTSIDE" ip link set eth0 up
-in_ns "$OUTSIDE" ip link set lo up
+netns_host OUTSIDE sdpt-o0 10.251.0
 mkdir "$T/outside"
 echo outside >"$T/outside/index.html"
 nsenter --target "$OUTSIDE" --net python3 -m http.server --bind 10.251.0.2 8080 --directory "$T/outside" \
