@@ -97,7 +97,7 @@ int notify_socket_ready_from(int sock, pid_t pid) {
 }
 
 /* The child: a session of its own, no terminal, then the pod's run
- * entrypoint (which becomes systemd-nspawn, holding the pod's lock). */
+ * entrypoint (which supervises systemd-nspawn, holding the pod's lock). */
 static _noreturn_ void detached_child(PodStore *ps, const char *uuid, const char *notify) {
         Error *err = NULL;
         _cleanup_pod_ Pod *p = NULL;

@@ -327,21 +327,11 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         if (hostname_arg)
                 argv[k++] = hostname_arg;
 
-        if (ns.netns) {
-                /* nspawn in the namespace, and the network released when
-                 * it exits: stay. */
-                int status = pod_supervise(pod_fd, lock_fd, ns.netns, SYSTEMD_NSPAWN, argv, pod_net_attach, &ns, err);
-                pod_net_release(&ns);
-                if (status < 0)
-                        return error_prefix(err, "pod %s", uuid);
-                exit(status);
-        }
-        if ((r = pod_pid_file_write(pod_fd, getpid(), lock_fd, err)) < 0)
+        /* nspawn as a child, the network released and what it may leave
+         * of the pod halted when it exits (pod-supervise.h). */
+        int status = pod_supervise(pod_fd, lock_fd, ns.netns, SYSTEMD_NSPAWN, argv, pod_net_attach, &ns, err);
+        pod_net_release(&ns);
+        if (status < 0)
                 return error_prefix(err, "pod %s", uuid);
-        if ((r = pod_lock_keep_alone_on_exec(lock_fd)) < 0)
-                return error_sys(err, r, "pod %s: cannot pass the lock fd %d on alone", uuid, lock_fd);
-        execv(SYSTEMD_NSPAWN, argv);
-        r = -errno;
-        fcntl(lock_fd, F_SETFD, FD_CLOEXEC);
-        return error_sys(err, r, "pod %s: cannot execute %s", uuid, SYSTEMD_NSPAWN);
+        exit(status);
 }

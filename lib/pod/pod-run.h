@@ -24,10 +24,9 @@
  * Then the pod's network (pod-net.h): none of its own with --net=host, a
  * namespace with only lo for none, the one named for ns:PATH, or a new one
  * at POD/netns on the CNI networks named (net/pod-network.h), and the name
- * files every app sees (net/net-files.h). Then it executes systemd-nspawn
- * --boot on stage1/rootfs, which inherits the pod lock (lock_fd) and holds
- * it until the pod has exited; with CNI networks it starts nspawn as its
- * child and stays, to release them when nspawn exits (pod-supervise.h). */
+ * files every app sees (net/net-files.h). Then it starts systemd-nspawn
+ * --boot on stage1/rootfs as its child, which inherits the pod lock
+ * (lock_fd), and supervises it until the pod has exited (pod-supervise.h). */
 
 #include <stdbool.h>
 

@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <signal.h>
@@ -12,25 +13,31 @@
 #include <systemd/sd-daemon.h>
 
 #include "basic/fs.h"
+#include "basic/time-util.h"
 #include "pod/pod-launch.h"
 #include "pod/pod-process.h"
 #include "pod/pod-supervise.h"
 
 #define RELAY_DIR "/run/sdpod/notify"
 
-static _noreturn_ void exec_child(int lock_fd, int go, const char *netns, const char *notify, const char *program,
-                                  char *const *argv) {
+static _noreturn_ void exec_child(pid_t supervisor, int lock_fd, int go, const char *netns, const char *notify,
+                                  const char *program, char *const *argv) {
         sigset_t none;
         sigemptyset(&none);
         char c;
-        _cleanup_close_ int ns = open(netns, O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int ns = netns ? open(netns, O_RDONLY | O_CLOEXEC) : -1;
+        /* The supervisor's death (SIGKILL, say) halts the pod in order:
+         * SIGTERM is what a stop sends. Checked after it is set, in case
+         * the supervisor died before. */
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != supervisor)
+                _exit(125);
         /* Wait until the pid file names us: stop must find us. nspawn then
          * runs in the pod's network namespace, which the pod inherits, and
          * in a process group of its own: a Ctrl-C, or a signal to the
          * caller's group, reaches the supervisor alone, which passes it on
          * once. (nspawn takes a second SIGINT or SIGTERM for "terminate
          * now": the apps' exit statuses would be lost.) */
-        if (read(go, &c, 1) != 1 || ns < 0 || setns(ns, CLONE_NEWNET) < 0 || setpgid(0, 0) < 0 ||
+        if (read(go, &c, 1) != 1 || (netns && (ns < 0 || setns(ns, CLONE_NEWNET) < 0)) || setpgid(0, 0) < 0 ||
             sigprocmask(SIG_SETMASK, &none, NULL) < 0 ||
             (notify && setenv("NOTIFY_SOCKET", notify, 1) < 0) || pod_lock_keep_alone_on_exec(lock_fd) < 0)
                 _exit(125);
@@ -83,6 +90,41 @@ static void relay(const char *msg) {
         }
 }
 
+/* Halts what nspawn left: once nspawn is gone (killed, crashed), the pod's
+ * PID 1, which it does not take with it, is our child (we are a subreaper:
+ * the kernel reparents it to us, and the pod cannot prevent that). It is
+ * asked to halt in order (SIGRTMIN+3, what nspawn sends on a stop: the
+ * apps stop and their reapers record their exit statuses), and killed when
+ * it has not exited within POD_ORPHAN_GRACE_USEC: SIGKILL to the init of a
+ * pid namespace ends every process in it. A pod whose nspawn exited
+ * normally has no PID 1 left: nothing to do. */
+static void halt_orphans(const char *program) {
+        char path[64], buf[256];
+        snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int) getpid());
+        for (unsigned round = 0; round < 16; round++) {
+                _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+                ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+                if (n <= 0)
+                        return;
+                buf[n] = 0;
+                pid_t child = (pid_t) atoi(buf);
+                if (child <= 0)
+                        return;
+                /* Our child: its number is ours until we reap it. */
+                _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, child, 0);
+                fprintf(stderr, "%s died, leaving the pod's processes: halting them\n", program);
+                if (pidfd >= 0) {
+                        (void) syscall(SYS_pidfd_send_signal, pidfd, SIGRTMIN + 3, NULL, 0);
+                        struct pollfd p = { pidfd, POLLIN, 0 };
+                        if (poll(&p, 1, POD_ORPHAN_GRACE_USEC / 1000) <= 0)
+                                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                } else
+                        (void) kill(child, SIGKILL);
+                while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        }
+}
+
 int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *program, char *const *argv,
                   PodAttachFunc attach, void *userdata, Error **err) {
         /* A relay only when someone listens. */
@@ -101,12 +143,15 @@ int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *progra
         int go[2];
         if (sfd < 0 || pipe2(go, O_CLOEXEC) < 0)
                 return error_sys(err, -errno, "cannot supervise");
+        /* The pod's PID 1 becomes our child if nspawn dies before it. */
+        if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
+                return error_sys(err, -errno, "cannot become the pod's subreaper");
         fflush(NULL);
-        pid_t pid = fork();
+        pid_t supervisor = getpid(), pid = fork();
         if (pid < 0)
                 return error_sys(err, -errno, "cannot start %s", program);
         if (pid == 0)
-                exec_child(lock_fd, go[0], netns, *address ? address : NULL, program, argv);
+                exec_child(supervisor, lock_fd, go[0], netns, *address ? address : NULL, program, argv);
         close(go[0]);
         _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
         int r = pidfd < 0 ? error_sys(err, -errno, "pidfd of %s", program) : pod_pid_file_write(pod_fd, pid, lock_fd, err);
@@ -152,6 +197,7 @@ int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *progra
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR)
                         return error_sys(err, -errno, "waiting for %s", program);
+        halt_orphans(program);
         if (attached < 0)
                 return attached;
         return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);

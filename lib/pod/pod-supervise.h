@@ -1,15 +1,24 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 
-/* A pod in a network namespace made for it (CNI) or given (ns:PATH). nspawn
- * must run in that namespace itself: with a user namespace, the pod's side
- * cannot join a namespace the host's root owns (nspawn's
- * --network-namespace-path= fails with EPERM), but inherits it. And a pod
- * on CNI networks holds what the host must release when it ends
- * (attachments, addresses, port rules). So the run entrypoint does not
- * become systemd-nspawn: it starts nspawn as its child, in the namespace,
- * and stays, holding the pod's lock too, until nspawn has exited; the pod
- * reads as exited only once the network is released. Meanwhile it
+/* The run entrypoint does not become systemd-nspawn: it starts nspawn as
+ * its child and stays, holding the pod's lock too, until nspawn has
+ * exited, because
+ *
+ *   - a pod in a network namespace made for it (CNI) or given (ns:PATH)
+ *     needs nspawn to run in that namespace itself: with a user namespace,
+ *     the pod's side cannot join a namespace the host's root owns (nspawn's
+ *     --network-namespace-path= fails with EPERM), but inherits it; and a
+ *     pod on CNI networks holds what the host must release when it ends
+ *     (attachments, addresses, port rules): the pod reads as exited only
+ *     once the network is released;
+ *   - no process may outlive its pod (seed 003): nspawn does not take the
+ *     pod's PID 1 with it when it is killed. The supervisor is a subreaper,
+ *     so that PID 1 becomes its child, and halts it (pod_supervise()).
+ *     Its own death is passed to nspawn as SIGTERM (PR_SET_PDEATHSIG), which
+ *     halts the pod in order.
+ *
+ * Meanwhile it
  *
  *   - writes the pid file for nspawn (stop and enter find nspawn there);
  *   - relays nspawn's READY=1, STOPPING=1 and STATUS= to its own
@@ -28,8 +37,15 @@
  * now"). */
 typedef int (*PodAttachFunc)(void *userdata, Error **err);
 
-/* Runs argv (program's) as a child in the network namespace netns, calls
- * attach (when not NULL), and waits until the child has exited. Returns
+/* How long the pod's PID 1, left by a nspawn that died, has to halt in
+ * order before it is killed: enough for apps that end on SIGTERM and their
+ * reapers, short enough that nothing of the pod lingers. */
+#define POD_ORPHAN_GRACE_USEC (1000 * 1000ULL)
+
+/* Runs argv (program's) as a child, in the network namespace netns unless
+ * NULL, calls attach (when not NULL), and waits until the child has exited;
+ * then halts what the child left of the pod (killed, it leaves the pod's
+ * PID 1 running), within POD_ORPHAN_GRACE_USEC. Returns
  * what the supervisor must exit with: the child's exit status, or 128 + N
  * when signal N killed it; a failed attach is its error, once the child
  * has exited. */

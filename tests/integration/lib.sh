@@ -438,6 +438,95 @@ no_pod_cgroup() {
 	assert_eq "no cgroup of pod $1 is left" "" "$(ls -d /sys/fs/cgroup/sdpod/"$1" /sys/fs/cgroup/*/sdpod/"$1" 2>/dev/null)"
 }
 
+# pod_pidns UUID: the inode of the pod's pid namespace (its PID 1's).
+pod_pidns() {
+	local pid
+	pid=$(pod_procs "$1" | head -n1)
+	[ -n "$pid" ] && stat -L -c %i "/proc/$pid/ns/pid" 2>/dev/null
+	return 0
+}
+
+# pidns_procs INODE: PIDs of every process in that pid namespace.
+pidns_procs() {
+	local p
+	for p in /proc/[0-9]*; do
+		[ "$(stat -L -c %i "$p/ns/pid" 2>/dev/null)" = "$1" ] && echo "${p#/proc/}"
+	done
+	return 0
+}
+
+# ---------------------------------------------------------------------------
+# Pods in the background: `sdpod run` started by run_bg. A test that uses
+# them sets
+#     trap '_rc=$?; bg_pods_cleanup; (exit "$_rc"); _lib_on_exit' EXIT
+# which halts what is left, kills what does not halt, and removes the pods
+# (rm runs the stage1 gc entrypoint, which kills what a pod left behind).
+# ---------------------------------------------------------------------------
+
+BG_PIDS=()
+bg_pods_cleanup() {
+	set +e
+	trap - ERR
+	local pid i
+	for pid in "${BG_PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null
+	done
+	for pid in "${BG_PIDS[@]}"; do
+		for i in $(seq 100); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	"$SDPOD" --dir="$DATA" list --no-legend 2>/dev/null | while read -r uuid _; do
+		"$SDPOD" --dir="$DATA" rm "$uuid" >/dev/null 2>&1
+	done
+}
+
+# run_bg VAR ARGS...: `sd run --uuid-file=... ARGS` in the background; VAR
+# gets the UUID, ${VAR}_PID the PID, ${VAR}_OUT the file with its output.
+run_bg() {
+	local var=$1 i
+	shift
+	rm -f "$T/uuid.$var"
+	# Not through sd: $! must be sdpod's own PID (the run entrypoint's, nspawn's supervisor), not that
+	# of a subshell running a function.
+	"$SDPOD" --dir="$DATA" run --uuid-file="$T/uuid.$var" "$@" >"$T/out.$var" 2>&1 &
+	BG_PIDS+=($!)
+	printf -v "${var}_PID" '%s' "$!"
+	printf -v "${var}_OUT" '%s' "$T/out.$var"
+	for i in $(seq 100); do
+		[ -s "$T/uuid.$var" ] && break
+		sleep 0.05
+	done
+	[ -s "$T/uuid.$var" ] || die "sdpod run $* wrote no UUID: $(cat "$T/out.$var")"
+	printf -v "$var" '%s' "$(cat "$T/uuid.$var")"
+}
+
+# wait_app UUID APP: until the app runs (enter can reach it), 20 s at most.
+wait_app() {
+	local i
+	for i in $(seq 200); do
+		sd enter --app="$2" "$1" true >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	fail "app $2 of pod $1 started within 20 s"
+	return 1
+}
+
+# wait_pid PID: waits for a background run and sets RC to its exit status.
+wait_pid() {
+	RC=0
+	wait "$1" || RC=$?
+}
+
+# status_of UUID KEY: one line of `sd status`.
+status_of() {
+	sd status "$1" | sed -n "s/^$2=//p"
+}
+
+
 # leak_begin: remember what leak_check compares against.
 leak_begin() {
 	_leak_mounts=$(wc -l </proc/self/mountinfo)

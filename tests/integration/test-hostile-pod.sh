@@ -34,7 +34,6 @@ import_ok BB --name=busybox "$IMG/oci"
 
 pod_dir() { echo "$DATA/pods/run/$1"; }
 leader_of() { local n; n=$(awk '{print $1}' "$(pod_dir "$1")/pid"); awk '{print $1}' "/proc/$n/task/$n/children"; }
-status_of() { sd status "$1" | sed -n "s/^$2=//p"; }
 # probe_result NAME TEXT: what hostile-probe said about NAME in TEXT.
 probe_result() { grep -o "$1=[A-Za-z0-9_-]*" <<<"$2" | head -1 | cut -d= -f2; }
 # refused WHAT ATTEMPT TEXT: hostile-probe's ATTEMPT was refused: EPERM, or,

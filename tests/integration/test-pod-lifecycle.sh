@@ -1,0 +1,110 @@
+#!/bin/bash
+#
+# test-pod-lifecycle.sh - seed 003's guarantee: no process outlives its pod,
+# whatever dies. SIGKILL of systemd-nspawn (foreground and detached, on the
+# host's network and on a CNI one) and of `sdpod run` itself; within 2 s no
+# process of the pod's pid namespace remains, and the apps' exit statuses
+# are recorded (they were stopped in order). Real pods, busybox apps.
+
+. "$(dirname "$0")/lib.sh"
+
+use_real_images
+require_tool systemd-nspawn systemd-container
+require_tool /usr/lib/cni/ptp containernetworking-plugins
+
+trap '_rc=$?; bg_pods_cleanup; (exit "$_rc"); _lib_on_exit' EXIT
+leak_begin
+
+IMG="$T/img"
+mkdir "$IMG"
+img_busybox_rootfs "$IMG/rootfs"
+img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
+import_ok BB --name=busybox "$IMG/oci"
+
+# The default network's addresses, apart from other tests' pods.
+export SDPOD_NET_DIR="$T/net.d"
+mkdir "$SDPOD_NET_DIR"
+cat >"$SDPOD_NET_DIR/lifenet.conflist" <<EOF
+{ "cniVersion": "1.0.0", "name": "lifenet", "plugins": [
+  { "type": "ptp", "ipMasq": false,
+    "ipam": { "type": "host-local", "subnet": "10.79.3.0/24", "dataDir": "$T/ipam" } } ] }
+EOF
+
+nspawn_of() { cut -d' ' -f1 "$DATA/pods/run/$1/pid"; }
+
+# gone_within_2s WHAT PIDNS: every process of the pid namespace gone within
+# 2 s (polled every 50 ms); says how long it took.
+gone_within_2s() {
+	local what=$1 ns=$2 t0 i left
+	t0=$(date +%s%N)
+	for i in $(seq 40); do
+		left=$(pidns_procs "$ns")
+		[ -z "$left" ] && break
+		sleep 0.05
+	done
+	assert_eq "$what: no process of the pod left within 2 s" "" "$left"
+	echo "# $what: the pod's processes were gone after $((($(date +%s%N) - t0) / 1000000)) ms"
+}
+
+# A pod with a sleeping app, killed: VICTIM is nspawn or sdpod run.
+killed() {
+	local victim=$1 label=$2 ns pid
+	shift 2
+	run_bg K "$@" busybox --exec=/bin/sleep -- 1000
+	wait_app "$K" busybox
+	ns=$(pod_pidns "$K")
+	[ -n "$ns" ] || die "$label: no pid namespace for pod $K"
+	check "$label: the pod has processes" test -n "$(pidns_procs "$ns")"
+	if [ "$victim" = nspawn ]; then pid=$(nspawn_of "$K"); else pid=$K_PID; fi
+	kill -KILL "$pid"
+	gone_within_2s "$label" "$ns"
+	wait_pid "$K_PID"
+	assert_eq "$label: the app was stopped in order and its status recorded" 143 "$(status_of "$K" app-busybox)"
+	assert_eq "$label: the pod has exited" exited "$(status_of "$K" state)"
+}
+
+# ---------------------------------------------------------------------------
+echo "# SIGKILL of systemd-nspawn, foreground"
+# ---------------------------------------------------------------------------
+killed nspawn "nspawn killed, host network" --net=host
+assert_eq "sdpod run says nspawn was killed" 137 "$RC"
+assert_contains "and that it halted what was left" "$(cat "$K_OUT")" "halting them"
+killed nspawn "nspawn killed, CNI network" --net=lifenet
+assert_eq "the network was released all the same" "" "$(ls "$T/ipam/lifenet" 2>/dev/null | grep "^10\." || true)"
+
+# An app that will not stop: the halt in order waits for its grace (10 s),
+# the supervisor does not; the pod is killed once its 1 s has passed.
+run_bg H --net=host busybox --exec=/bin/sh -- -c 'trap "" TERM; while :; do sleep 1; done'
+wait_app "$H" busybox
+ns=$(pod_pidns "$H")
+kill -KILL "$(nspawn_of "$H")"
+gone_within_2s "nspawn killed, an app that ignores SIGTERM" "$ns"
+wait_pid "$H_PID"
+assert_eq "the pod that had to be killed has exited" exited "$(status_of "$H" state)"
+
+# ---------------------------------------------------------------------------
+echo "# SIGKILL of sdpod run, foreground"
+# ---------------------------------------------------------------------------
+# sdpod run is the supervisor: nspawn, its child, gets SIGTERM as it dies
+# (PR_SET_PDEATHSIG), and halts the pod in order.
+killed run "sdpod run killed" --net=host
+
+# ---------------------------------------------------------------------------
+echo "# SIGKILL of systemd-nspawn, detached"
+# ---------------------------------------------------------------------------
+assert_exit 0 sd run --detach --net=lifenet busybox --exec=/bin/sleep -- 1000
+D=$(tail -n1 <<<"$OUT")
+[[ "$D" =~ ^[0-9a-f-]{36}$ ]] || die "run --detach printed no UUID: $OUT"
+ns=$(pod_pidns "$D")
+kill -KILL "$(nspawn_of "$D")"
+gone_within_2s "detached, nspawn killed" "$ns"
+for i in $(seq 50); do
+	[ "$(status_of "$D" state)" = exited ] && break
+	sleep 0.1
+done
+assert_eq "detached: the pod has exited" exited "$(status_of "$D" state)"
+assert_eq "detached: the app's status is recorded" 143 "$(status_of "$D" app-busybox)"
+assert_eq "detached: the network was released" "" "$(ls "$T/ipam/lifenet" 2>/dev/null | grep "^10\." || true)"
+
+remove_all_pods
+leak_check
