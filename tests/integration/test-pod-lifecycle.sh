@@ -2,7 +2,8 @@
 #
 # test-pod-lifecycle.sh - seed 003's guarantee: no process outlives its pod,
 # whatever dies. SIGKILL of systemd-nspawn (foreground and detached, on the
-# host's network and on a CNI one) and of `sdpod run` itself; within 2 s no
+# host's network and on a CNI one), of `sdpod run` itself, and a crash of
+# the pod's systemd; within 2 s no
 # process of the pod's pid namespace remains, and the apps' exit statuses
 # are recorded (they were stopped in order). Real pods, busybox apps.
 
@@ -88,6 +89,20 @@ echo "# SIGKILL of sdpod run, foreground"
 # sdpod run is the supervisor: nspawn, its child, gets SIGTERM as it dies
 # (PR_SET_PDEATHSIG), and halts the pod in order.
 killed run "sdpod run killed" --net=host
+
+# ---------------------------------------------------------------------------
+echo "# a crash of the pod's systemd"
+# ---------------------------------------------------------------------------
+# In a container, systemd's crash handler exits (255) instead of freezing:
+# the pid namespace ends with it, and nspawn exits.
+run_bg C --net=host busybox --exec=/bin/sleep -- 1000
+wait_app "$C" busybox
+ns=$(pod_pidns "$C")
+kill -SEGV "$(pod_procs "$C" | head -n1)"
+gone_within_2s "the pod's systemd crashed" "$ns"
+wait_pid "$C_PID"
+check "sdpod run fails" test "$RC" -ne 0
+assert_eq "the pod whose systemd crashed has exited" exited "$(status_of "$C" state)"
 
 # ---------------------------------------------------------------------------
 echo "# SIGKILL of systemd-nspawn, detached"
