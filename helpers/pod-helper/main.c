@@ -11,6 +11,9 @@
  *                      failed, the pod halts (halt.target)
  *   exit               ExecStop of shutdown.service: ends the pod
  *   ready              supervisor-ready.service
+ *   restarting NAME    ExecStartPre=+ of an app with a restart policy: on
+ *                      a restart, records it (/sdpod/status/NAME.restarts)
+ *                      and waits out the backoff
  *   wait-network       sdpod-network.service: returns once the host has
  *                      attached the pod's network (/sdpod/net/ready)
  *   fail CODE MESSAGE  an app or manifest the generator could not turn into
@@ -24,6 +27,7 @@
 #include "bus/bus-util.h"
 #include "net/net-files.h"
 #include "net/pod-network.h"
+#include "pod/pod-info.h"
 #include "unit/app-unit.h"
 
 /* The pod directory as the pod sees it; tests point it elsewhere. */
@@ -80,6 +84,43 @@ static int reap(const char *app) {
         return 0;
 }
 
+/* Before each start of an app with a restart policy. A manual start has
+ * NRestarts 0: nothing to do. A restart is recorded (the count and the
+ * status the app exited with, still the unit's until its program runs
+ * again: pod-info.h) and waits 100 ms, doubled with each restart up to
+ * 10 s, so that an app that fails at once does not spin. */
+static int restarting(const char *app) {
+        Error *err = NULL;
+        char unit[256], path[PATH_MAX], buf[32];
+        snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app);
+        _cleanup_bus_ sd_bus *bus = NULL;
+        ServiceExit x;
+        if (bus_open_systemd_private(SYSTEMD_PRIVATE_SOCKET, &bus, &err) < 0 || bus_service_exit(bus, unit, &x, &err) < 0)
+                return fail(err);
+        if (x.restarts == 0)
+                return 0;
+        snprintf(path, sizeof(path), "%s/status", pod_dir());
+        _cleanup_close_ int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0)
+                return fail((error_sys(&err, -errno, "%s", path), err));
+        char file[128];
+        snprintf(file, sizeof(file), "%s" POD_APP_RESTARTS_SUFFIX, app);
+        int n = snprintf(buf, sizeof(buf), "%u %d\n", x.restarts, x.exit_status);
+        if (write_file_atomic_at(dir, file, buf, n, 0644, &err) < 0)
+                return fail(err);
+        uint64_t msec = APP_RESTART_SEC_MIN_MSEC;
+        for (unsigned i = 1; i < x.restarts && msec < APP_RESTART_BACKOFF_MAX_MSEC; i++)
+                msec *= 2;
+        if (msec > APP_RESTART_BACKOFF_MAX_MSEC)
+                msec = APP_RESTART_BACKOFF_MAX_MSEC;
+        printf("app %s exited with status %d: restart %u, after %llu ms\n", app, x.exit_status, x.restarts,
+               (unsigned long long) msec);
+        fflush(stdout);
+        /* RestartSec= has waited the first 100 ms. */
+        usleep((useconds_t) ((msec - APP_RESTART_SEC_MIN_MSEC) * 1000));
+        return 0;
+}
+
 /* Until the host writes net/ready, which the pod cannot write: woken by
  * inotify on the pod directory's net/ (the host creates it before the pod
  * starts; a pod without it is from before networks: nothing to wait for). */
@@ -131,6 +172,8 @@ int main(int argc, char **argv) {
                 return pod_halt(argv[2]);
         if (argc == 2 && streq(argv[1], "exit"))
                 return pod_exit();
+        if (argc == 3 && streq(argv[1], "restarting"))
+                return restarting(argv[2]);
         if (argc == 2 && streq(argv[1], "wait-network"))
                 return wait_network();
         if (argc == 2 && streq(argv[1], "ready")) {
@@ -141,7 +184,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "%s\n", argv[3]);
                 return atoi(argv[2]) ?: 1;
         }
-        fprintf(stderr, "Usage: pod-helper reap APP | halt APP | exit | ready | wait-network | fail CODE MESSAGE\n"
+        fprintf(stderr, "Usage: pod-helper reap APP | halt APP | restarting APP | exit | ready | wait-network | fail CODE MESSAGE\n"
                         "The stage1's helper inside a pod; see sdpod-stage1(7).\n");
         return 2;
 }

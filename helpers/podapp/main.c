@@ -237,7 +237,7 @@ static int parse_app_verb(int argc, char **argv, const char *verb_usage, unsigne
                 { "no-legend", no_argument, NULL, 'L' },
                 {},
         };
-        *ret = (AppVerbArgs) { .grace_usec = APP_STOP_GRACE_USEC, .legend = true };
+        *ret = (AppVerbArgs) { .legend = true };
         int c;
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
                 bool allowed = (c == 'a' && (want & WANT_APP)) || (c == 'g' && (want & WANT_GRACE)) ||
@@ -258,8 +258,8 @@ static int parse_app_verb(int argc, char **argv, const char *verb_usage, unsigne
                         ret->app = optarg;
                         break;
                 case 'g':
-                        if (parse_duration(optarg, &ret->grace_usec) < 0) {
-                                *ret_status = cli_usage_error(argv[0], "--grace=%s: not a duration (\"5s\", \"500ms\")", optarg);
+                        if (parse_duration(optarg, &ret->grace_usec) < 0 || ret->grace_usec == 0) {
+                                *ret_status = cli_usage_error(argv[0], "--grace=%s: not a duration above 0 (\"5s\", \"500ms\")", optarg);
                                 return -1;
                         }
                         break;
@@ -295,12 +295,13 @@ static const char start_usage[] =
 static const char stop_usage[] =
         "Usage: podapp stop UUID --app=NAME [--grace=DURATION]\n"
         "\n"
-        "Stops an app: SIGTERM, then SIGKILL when it has not exited after the grace\n"
-        "period; returns once its exit status is recorded. The app stays in the pod\n"
-        "('podapp start' runs it again, 'podapp rm' removes it), and the pod runs on.\n"
+        "Stops an app: its pre-stop hook and SIGTERM, then SIGKILL when it has not\n"
+        "exited after the grace period; returns once its exit status is recorded.\n"
+        "The app stays in the pod ('podapp start' runs it again, 'podapp rm' removes\n"
+        "it), and the pod runs on.\n"
         "\n"
-        "  --grace=DURATION  how long the app has to exit (default 10s, which is also\n"
-        "                    the most its unit allows)\n";
+        "  --grace=DURATION  how long the app has to exit (default and most: its\n"
+        "                    --stop-timeout, or 10s)\n";
 
 static const char rm_usage[] =
         "Usage: podapp rm UUID --app=NAME [--grace=DURATION]\n"
@@ -309,7 +310,8 @@ static const char rm_usage[] =
         "with everything it had: its root and its changes to it, its units and its\n"
         "exit status. The pod runs on.\n"
         "\n"
-        "  --grace=DURATION  how long the app has to exit (default 10s)\n";
+        "  --grace=DURATION  how long the app has to exit (default and most: its\n"
+        "                    --stop-timeout, or 10s)\n";
 
 static int run_app_op(int argc, char **argv, const char *verb_usage, unsigned want,
                       int (*op)(PodStore *ps, Pod *p, const AppVerbArgs *a, Error **err)) {
@@ -355,7 +357,9 @@ static struct json_object *status_json(const AppStatus *s) {
             json_add_string(o, "state", app_state_to_string(s->state)) < 0 ||
             cli_json_add_time(o, "created", s->created_usec) < 0 || cli_json_add_time(o, "started", s->started_usec) < 0 ||
             cli_json_add_time(o, "finished", s->finished_usec) < 0 ||
-            json_object_object_add(o, "exit_code", s->has_exit_code ? json_object_new_int(s->exit_code) : NULL) < 0) {
+            json_object_object_add(o, "exit_code", s->has_exit_code ? json_object_new_int(s->exit_code) : NULL) < 0 ||
+            json_object_object_add(o, "restarts", json_object_new_int((int) s->restarts)) < 0 ||
+            json_object_object_add(o, "restart_exit_code", s->restarts ? json_object_new_int(s->restart_exit_code) : NULL) < 0) {
                 json_object_put(o);
                 return NULL;
         }
@@ -395,14 +399,16 @@ static int verb_list(int argc, char **argv) {
                 status = arr ? (cli_print_json(arr) < 0 ? EXIT_ERROR : EXIT_OK) : cli_fail(NULL);
                 json_object_put(arr);
         } else {
-                _cleanup_(table_freep) Table *t = table_new(6, "APP", "STATE", "CREATED", "STARTED", "FINISHED", "EXIT");
+                _cleanup_(table_freep) Table *t = table_new(7, "APP", "STATE", "CREATED", "STARTED", "FINISHED", "EXIT",
+                                                            "RESTARTS");
                 for (size_t i = 0; t && i < n; i++) {
-                        char c[32], s[32], f[32], code[16];
+                        char c[32], s[32], f[32], code[16], restarts[16];
                         snprintf(code, sizeof(code), "%d", apps[i].exit_code);
+                        snprintf(restarts, sizeof(restarts), "%u", apps[i].restarts);
                         if (table_add_row(t, apps[i].name, app_state_to_string(apps[i].state),
                                           cli_table_time(apps[i].created_usec, c), cli_table_time(apps[i].started_usec, s),
                                           cli_table_time(apps[i].finished_usec, f),
-                                          apps[i].has_exit_code ? code : NULL) < 0)
+                                          apps[i].has_exit_code ? code : NULL, restarts) < 0)
                                 status = cli_fail(NULL);
                 }
                 if (!t)
@@ -450,6 +456,10 @@ static int verb_status(int argc, char **argv) {
                 printf("exit:     %d\n", s.exit_code);
         else
                 printf("exit:     -\n");
+        if (s.restarts)
+                printf("restarts: %u (the last after exit %d)\n", s.restarts, s.restart_exit_code);
+        else
+                printf("restarts: 0\n");
         return EXIT_OK;
 }
 

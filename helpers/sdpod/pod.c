@@ -234,8 +234,11 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
                             json_add_string(a, "name", m->apps[i].name) < 0 ||
                             json_object_object_add(a, "image", m->apps[i].image_name ? json_object_new_string(m->apps[i].image_name) : NULL) < 0 ||
                             json_add_string(a, "image_id", m->apps[i].image_id) < 0 ||
-                            json_object_object_add(a, "exit_status", e ? json_object_new_int(e->exit_status) : NULL) < 0 ||
-                            cli_json_add_time(a, "exited", e ? e->exited_usec : 0) < 0)
+                            json_object_object_add(a, "exit_status", e && e->exited ? json_object_new_int(e->exit_status) : NULL) < 0 ||
+                            cli_json_add_time(a, "exited", e && e->exited ? e->exited_usec : 0) < 0 ||
+                            json_object_object_add(a, "restarts", json_object_new_int(e ? (int) e->restarts : 0)) < 0 ||
+                            json_object_object_add(a, "restart_exit_status",
+                                                   e && e->restarts ? json_object_new_int(e->restart_exit_status) : NULL) < 0)
                                 return cli_print_json(NULL);
                 }
                 if (json_object_object_add(o, "apps", TAKE_PTR(apps)) < 0 ||
@@ -277,8 +280,14 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
                 printf("port-%s=%s%s%s%s%u->%u/%s\n", port->name, v6 ? "[" : "", strempty(port->host_ip), v6 ? "]" : "",
                        port->host_ip ? ":" : "", port->host_port, port->pod_port, port->protocol);
         }
-        for (size_t i = 0; i < info->n_apps; i++)
-                printf("app-%s=%d\n", info->apps[i].name, info->apps[i].exit_status);
+        for (size_t i = 0; i < info->n_apps; i++) {
+                const PodAppExit *e = &info->apps[i];
+                if (e->exited)
+                        printf("app-%s=%d\n", e->name, e->exit_status);
+                if (e->restarts)
+                        printf("app-%s.restarts=%u\napp-%s.restart-exit-status=%d\n", e->name, e->restarts, e->name,
+                               e->restart_exit_status);
+        }
         if (info->manifest_error)
                 printf("manifest-error=%s\n", info->manifest_error);
         return fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;

@@ -4,6 +4,7 @@
 #include <getopt.h>
 
 #include "basic/fs.h"
+#include "basic/time-util.h"
 #include "cli/cli.h"
 #include "manifest/app-args.h"
 #include "pod/pod-launch.h"
@@ -109,22 +110,28 @@ int verb_run(int argc, char **argv) {
 }
 
 static const char stop_usage[] =
-        "Usage: sdpod stop [--force] UUID...\n"
+        "Usage: sdpod stop [--force] [--timeout=DURATION] UUID...\n"
         "\n"
-        "Stops running pods and waits until they have exited. By default the pod\n"
-        "halts in order: its apps get SIGTERM (and SIGKILL after 10 s), and their\n"
-        "exit statuses are recorded; a pod that has not halted after 30 s is killed\n"
+        "Stops running pods and waits until they have exited: every app has ended\n"
+        "and its exit status is recorded once stop returns. By default the pod\n"
+        "halts in order: its apps run their pre-stop hooks and get SIGTERM (and\n"
+        "SIGKILL after their stop timeout, 10 s unless set), and their exit\n"
+        "statuses are recorded; a pod that has not halted after 30 s is killed\n"
         "(with a warning). Prints the UUID of each pod stopped.\n"
         "\n"
-        "  --force   kill the pod at once; exit statuses are not recorded\n";
+        "  --timeout=DURATION  how long the pod has to halt before it is killed\n"
+        "                      (default 30s)\n"
+        "  --force             kill the pod at once; exit statuses are not recorded\n";
 
 int verb_stop(int argc, char **argv) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "force", no_argument, NULL, 'f' },
+                { "timeout", required_argument, NULL, 't' },
                 {},
         };
         bool force = false;
+        uint64_t timeout_usec = 0;
         int c;
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
@@ -133,6 +140,11 @@ int verb_stop(int argc, char **argv) {
                         return EXIT_OK;
                 case 'f':
                         force = true;
+                        break;
+                case 't':
+                        if (parse_duration(optarg, &timeout_usec) < 0 || timeout_usec == 0)
+                                return cli_usage_error(argv[0], "--timeout=%s: not a duration above 0 (\"10s\", \"500ms\")",
+                                                       optarg);
                         break;
                 default:
                         fprintf(stderr, "Try '%s --help'.\n", argv[0]);
@@ -149,7 +161,7 @@ int verb_stop(int argc, char **argv) {
                 int r = cli_open_pod(argv[i], &ps, &p, &err);
                 if (r >= 0 && p->state != POD_STATE_RUNNING)
                         r = error_set(&err, -EALREADY, "pod %s is not running (%s)", p->uuid, pod_state_to_string(p->state));
-                r = r < 0 ? r : pod_stop(ps, p, force, &err);
+                r = r < 0 ? r : pod_stop(ps, p, force, timeout_usec, &err);
                 if (r < 0) {
                         int s = cli_fail(err);
                         status = status ?: s;

@@ -7,6 +7,7 @@
 #include "basic/fs.h"
 #include "basic/lock.h"
 #include "basic/time-util.h"
+#include "basic/warn.h"
 #include "bus/bus-util.h"
 #include "bus/pod-bus.h"
 #include "manifest/pod-manifest.h"
@@ -169,23 +170,25 @@ static int unlink_app_file(AppPod *ap, const char *app, const char *file, Error 
         return unlink_pod_file(ap, path, err);
 }
 
+/* Its exit status and the record of its restarts. */
 static int unlink_app_status(AppPod *ap, const char *app, Error **err) {
         char path[128];
         snprintf(path, sizeof(path), POD_APP_STATUS_DIR "/%s", app);
-        return unlink_pod_file(ap, path, err);
+        int r = unlink_pod_file(ap, path, err);
+        snprintf(path, sizeof(path), POD_APP_STATUS_DIR "/%s" POD_APP_RESTARTS_SUFFIX, app);
+        return r < 0 ? r : unlink_pod_file(ap, path, err);
 }
 
-/* The recorded exit status and when it was recorded; 0 when there is none
- * (or it is not one: sdpod status warns about that). */
-static int read_app_exit(AppPod *ap, const char *app, int *ret_code, uint64_t *ret_usec) {
+/* What the pod recorded of the app: its exit status and when, its restarts
+ * (each left alone when there is none, or it is not one: sdpod status warns
+ * about that). */
+static void read_app_records(AppPod *ap, const char *app, PodAppExit *ret) {
         _cleanup_close_ int fd = open_beneath_no_symlinks(ap->pod->fd, POD_APP_STATUS_DIR,
                                                           O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-        PodAppExit e = {};
-        if (fd < 0 || pod_app_exit_read_at(fd, app, &e) < 0)
-                return 0;
-        *ret_code = e.exit_status;
-        *ret_usec = e.exited_usec;
-        return 1;
+        if (fd < 0)
+                return;
+        (void) pod_app_exit_read_at(fd, app, ret);
+        (void) pod_app_restarts_read_at(fd, app, ret);
 }
 
 /* Takes pod.lck with operation; -EBUSY cannot happen (it waits). */
@@ -351,6 +354,8 @@ int pod_app_start(PodStore *ps, Pod *p, const char *app, Error **err) {
         return r == -EIO ? check_failed_start(&ap, app, unit, st.started_usec, r, err) : r;
 }
 
+#define APP_STOP_SLACK_USEC (2 * 1000000ULL)
+
 /* Asks the app to stop and waits until its reaper has recorded its exit
  * status. The stop request marks it first, so that its failure (its own
  * exit status on SIGTERM, or SIGKILL) does not halt the pod. */
@@ -361,10 +366,26 @@ static int stop_app(AppPod *ap, const char *app, uint64_t grace_usec, Error **er
         int r = touch_app_file(ap, app, POD_APP_STOP_REQUESTED, err);
         if (r < 0)
                 return r;
+        /* systemd kills the app at the end of its unit's stop timeout
+         * (TimeoutStopSec=, the app's --stop-timeout), which systemd 252
+         * cannot change at runtime: a grace can be shorter, not longer. */
+        const PodApp *a = pod_manifest_find_app(ap->manifest, app);
+        _cleanup_(app_lifecycle_done) AppLifecycle l = {};
+        uint64_t timeout_usec = a && app_lifecycle_of(ap->manifest, a, &l, NULL) >= 0 && l.stop_timeout_usec
+                                        ? l.stop_timeout_usec
+                                        : APP_STOP_GRACE_USEC;
+        if (grace_usec > timeout_usec)
+                warn("pod %s: app %s: its stop timeout, %llu ms, bounds the grace of %llu ms asked for "
+                     "(give the app a longer --stop-timeout)",
+                     ap->pod->uuid, app, (unsigned long long) (timeout_usec / 1000), (unsigned long long) (grace_usec / 1000));
+        if (grace_usec == 0 || grace_usec > timeout_usec)
+                grace_usec = timeout_usec;
         BusJob job;
         if ((r = bus_job_start(ap->bus, "StopUnit", unit, "replace", &job, err)) < 0)
                 return explain_exit(ap, error_prefix(err, "pod %s", ap->pod->uuid), err);
-        r = bus_job_wait(&job, grace_usec ? grace_usec : 1, err);
+        /* systemd kills it at the end of the grace; a little more, in case
+         * the pod's systemd does not. */
+        r = bus_job_wait(&job, grace_usec + APP_STOP_SLACK_USEC, err);
         if (r == -ETIMEDOUT) {
                 /* The grace is over. */
                 r = bus_unit_kill(ap->bus, unit, "all", SIGKILL, err);
@@ -426,8 +447,13 @@ static int app_status_of(AppPod *ap, const PodApp *app, AppStatus *ret, Error **
         if (!s.name)
                 return error_sys(err, -ENOMEM, "app %s", app->name);
         (void) parse_created(app, ap->manifest, &s.created_usec);
-        uint64_t recorded = 0;
-        s.has_exit_code = read_app_exit(ap, app->name, &s.exit_code, &recorded) > 0;
+        PodAppExit e = {};
+        read_app_records(ap, app->name, &e);
+        uint64_t recorded = e.exited_usec;
+        s.has_exit_code = e.exited;
+        s.exit_code = e.exit_status;
+        s.restarts = e.restarts;
+        s.restart_exit_code = e.restart_exit_status;
         if (has_app_file(ap, app->name, APP_DELETING))
                 s.state = APP_STATE_DELETING;
         else if (!ap->running)

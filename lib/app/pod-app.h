@@ -49,12 +49,14 @@ typedef struct AppStatus {
         uint64_t finished_usec; /* 0: not finished */
         int exit_code;          /* valid when has_exit_code */
         bool has_exit_code;
+        unsigned restarts;      /* by its restart policy, since it was last started */
+        int restart_exit_code;  /* with restarts: its exit status before the last */
 } AppStatus;
 
 void app_status_done(AppStatus *s);
 
-/* The default grace of stop and rm: as long as the app units' own stop
- * timeout (DefaultTimeoutStopSec of the stage1), which bounds any grace. */
+/* The stage1's default stop timeout (DefaultTimeoutStopSec): an app's
+ * grace unless it has one of its own (app-lifecycle.h). */
 #define APP_STOP_GRACE_USEC (10 * 1000000ULL)
 
 /* Adds the app a (a->name required) to the running mutable pod p: renders
@@ -72,9 +74,11 @@ int pod_app_add(PodStore *ps, Pod *p, ImageStore *is, const AppArgs *a, Error **
  * bus_job_wait() says, with the app's exit status in the message. */
 int pod_app_start(PodStore *ps, Pod *p, const char *app, Error **err);
 
-/* Stops the app: SIGTERM, then SIGKILL after grace_usec; returns once its
- * exit status is recorded. Its resources stay (start it again, or rm it).
- * Returns 1 when it was not running. */
+/* Stops the app: its pre-stop hook, SIGTERM, then SIGKILL after grace_usec
+ * (0, or more than the app's own stop timeout, which bounds it: that
+ * timeout, with a warning for more); returns once its exit status is
+ * recorded. Its resources stay (start it again, or rm it). Returns 1 when
+ * it was not running. */
 int pod_app_stop(PodStore *ps, Pod *p, const char *app, uint64_t grace_usec, Error **err);
 
 /* Stops the app if it runs and removes it and every resource of it; also

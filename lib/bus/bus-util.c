@@ -37,8 +37,10 @@ int bus_service_exit(sd_bus *bus, const char *unit, ServiceExit *ret, Error **er
                 return error_sys(err, r, "%s", unit);
         sd_bus_error e = SD_BUS_ERROR_NULL;
         int32_t code = 0, status = 0;
+        uint32_t restarts = 0;
         char *result = NULL;
         if ((r = sd_bus_get_property_trivial(bus, SYSTEMD_DEST, path, SERVICE_IFACE, "ExecMainCode", &e, 'i', &code)) < 0 ||
+            (r = sd_bus_get_property_trivial(bus, SYSTEMD_DEST, path, SERVICE_IFACE, "NRestarts", &e, 'u', &restarts)) < 0 ||
             (r = sd_bus_get_property_trivial(bus, SYSTEMD_DEST, path, SERVICE_IFACE, "ExecMainStatus", &e, 'i', &status)) < 0 ||
             (r = sd_bus_get_property_string(bus, SYSTEMD_DEST, path, SERVICE_IFACE, "Result", &e, &result)) < 0) {
                 r = bus_error(err, r, &e, unit);
@@ -52,6 +54,7 @@ int bus_service_exit(sd_bus *bus, const char *unit, ServiceExit *ret, Error **er
                 .exit_status = code == CLD_EXITED ? status : 128 + status,
                 .not_executed = code == CLD_EXITED && status >= 200 && status <= 245,
                 .failed = !streq(result, "success"),
+                .restarts = restarts,
         };
         snprintf(ret->result, sizeof(ret->result), "%s", result);
         free(result);

@@ -28,6 +28,7 @@ typedef struct ServiceExit {
         int exit_status;        /* its status, 128 + N when killed by signal N */
         bool failed;            /* the unit's Result is not "success" */
         char result[32];        /* the unit's Result ("exit-code", "signal", ...) */
+        unsigned restarts;      /* NRestarts: automatic restarts since it was last started */
 } ServiceExit;
 int bus_service_exit(sd_bus *bus, const char *unit, ServiceExit *ret, Error **err);
 

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include "basic/json-util.h"
 #include "basic/strv.h"
 #include "manifest/app-args.h"
+#include "manifest/app-lifecycle.h"
 
 static void app_args_done(AppArgs *a) {
         free(a->image);
@@ -16,10 +18,17 @@ static void app_args_done(AppArgs *a) {
                 free(a->mounts[i].target);
         }
         free(a->mounts);
+        for (size_t i = 0; i < a->n_lifecycle; i++)
+                free((char *) a->lifecycle[i].value);
+        free(a->lifecycle);
+        for (size_t i = 0; i < a->n_hooks; i++)
+                strv_free(a->hooks[i].exec);
+        free(a->hooks);
 }
 
 void pod_args_done(PodArgs *a) {
         free(a->name);
+        free(a->stop_timeout);
         for (size_t i = 0; i < a->n_volumes; i++) {
                 free(a->volumes[i].name);
                 free(a->volumes[i].source);
@@ -140,6 +149,7 @@ static const struct {
         { "name", OPTION_POD },
         { "volume", OPTION_POD },
         { "private-users", OPTION_POD },
+        { "pod-stop-timeout", OPTION_POD },
         /* and the network options, which pod-net.h knows */
         { "app", OPTION_APP },
         { "exec", OPTION_APP },
@@ -148,7 +158,62 @@ static const struct {
         { "group", OPTION_APP },
         { "working-dir", OPTION_APP },
         { "mount", OPTION_APP },
+        { "pre-start", OPTION_APP },
+        { "pre-stop", OPTION_APP },
+        { "post-stop", OPTION_APP },
+        /* and the lifecycle options, which app-lifecycle.h knows */
 };
+
+/* --pre-start=CMD and the like: the app's event handler of that name. */
+static int add_hook(AppArgs *app, const char *option, const char *value, Error **err) {
+        for (size_t i = 0; i < app->n_hooks; i++)
+                if (streq(app->hooks[i].name, option))
+                        return error_set(err, -EINVAL, "--%s given twice for image %s", option,
+                                         app->image ? app->image : "(the first)");
+        PodEventHandler *l = realloc(app->hooks, (app->n_hooks + 1) * sizeof(PodEventHandler));
+        if (!l)
+                return error_sys(err, -ENOMEM, "--%s", option);
+        app->hooks = l;
+        /* The option's name is the handler's. */
+        const char *name = streq(option, POD_EVENT_PRE_START) ? POD_EVENT_PRE_START
+                         : streq(option, POD_EVENT_PRE_STOP)  ? POD_EVENT_PRE_STOP
+                                                              : POD_EVENT_POST_STOP;
+        l[app->n_hooks] = (PodEventHandler) { .name = name };
+        int r = app_command_parse(value, &l[app->n_hooks].exec, err);
+        if (r < 0)
+                return error_prefix(err, "--%s", option);
+        app->n_hooks++;
+        return 0;
+}
+
+/* --restart=always and the like: an annotation of the app's lifecycle. */
+static int add_lifecycle(AppArgs *app, const char *option, const char *annotation, const char *value, Error **err) {
+        for (size_t i = 0; i < app->n_lifecycle; i++)
+                if (streq(app->lifecycle[i].name, annotation))
+                        return error_set(err, -EINVAL, "--%s given twice for image %s", option,
+                                         app->image ? app->image : "(the first)");
+        /* A command is stored as a JSON array. */
+        _cleanup_free_ char *stored = NULL;
+        if (streq(annotation, APP_ANNOTATION_HEALTH_CMD)) {
+                _cleanup_strv_free_ char **cmd = NULL;
+                int r = app_command_parse(value, &cmd, err);
+                if (r < 0)
+                        return error_prefix(err, "--%s", option);
+                _cleanup_json_ struct json_object *a = json_strv(cmd);
+                if (!a || !(stored = strdup(json_object_to_json_string_ext(a, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE))))
+                        return error_sys(err, -ENOMEM, "--%s", option);
+        } else if (!(stored = strdup(value)))
+                return error_sys(err, -ENOMEM, "--%s", option);
+        int r = app_lifecycle_check(annotation, stored, err);
+        if (r < 0)
+                return error_prefix(err, "--%s", option);
+        PodNameValue *l = realloc(app->lifecycle, (app->n_lifecycle + 1) * sizeof(PodNameValue));
+        if (!l)
+                return error_sys(err, -ENOMEM, "--%s", option);
+        app->lifecycle = l;
+        l[app->n_lifecycle++] = (PodNameValue) { .name = annotation, .value = TAKE_PTR(stored) };
+        return 0;
+}
 
 static int set_once(char **field, const char *option, const char *value, const AppArgs *app, Error **err) {
         if (*field)
@@ -175,6 +240,18 @@ static int apply_option(PodArgs *pod, AppArgs *app, const char *option, const ch
         }
         if (streq(option, "private-users"))
                 return private_users_arg_parse(value, pod, err);
+        if (streq(option, "pod-stop-timeout")) {
+                if (pod->stop_timeout)
+                        return error_set(err, -EINVAL, "--pod-stop-timeout given twice");
+                if ((r = app_lifecycle_check(APP_ANNOTATION_STOP_TIMEOUT, value, err)) < 0)
+                        return error_prefix(err, "--pod-stop-timeout");
+                return (pod->stop_timeout = strdup(value)) ? 0 : error_sys(err, -ENOMEM, "--pod-stop-timeout");
+        }
+        const char *annotation = app_lifecycle_annotation_of_option(option);
+        if (annotation)
+                return add_lifecycle(app, option, annotation, value, err);
+        if (streq(option, "pre-start") || streq(option, "pre-stop") || streq(option, "post-stop"))
+                return add_hook(app, option, value, err);
         if (pod_net_option_is(option))
                 return pod_net_args_add(&pod->net, option, value, err);
         if (streq(option, "mount")) {
@@ -255,11 +332,11 @@ int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, 
                 while (k < ELEMENTSOF(known_options) && !streq(known_options[k].name, option))
                         k++;
                 bool net_option = pod_net_option_is(option);
-                if (k == ELEMENTSOF(known_options) && !net_option) {
+                if (k == ELEMENTSOF(known_options) && !net_option && !app_lifecycle_annotation_of_option(option)) {
                         r = error_set(err, -EINVAL, "unknown option \"%s\"", a);
                         continue;
                 }
-                if ((net_option || known_options[k].kind == OPTION_POD) && !pod_options) {
+                if ((net_option || (k < ELEMENTSOF(known_options) && known_options[k].kind == OPTION_POD)) && !pod_options) {
                         r = error_set(err, -EINVAL, "--%s is an option of the pod, not of an app", option);
                         continue;
                 }

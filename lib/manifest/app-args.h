@@ -40,6 +40,13 @@ typedef struct AppArgs {
         char *user, *group, *working_dir;
         MountArg *mounts;
         size_t n_mounts;
+        /* --stop-timeout, --restart, --watchdog, --health-cmd...: the
+         * annotations of its lifecycle (app-lifecycle.h), checked */
+        PodNameValue *lifecycle;
+        size_t n_lifecycle;
+        /* --pre-start, --pre-stop, --post-stop: its event handlers */
+        PodEventHandler *hooks;
+        size_t n_hooks;
 } AppArgs;
 
 typedef struct PodArgs {
@@ -51,6 +58,7 @@ typedef struct PodArgs {
         bool mutable_pod;               /* podapp sandbox: annotation sdpod/mutable */
         bool keep_on_app_failure;       /* podapp sandbox --keep-on-app-failure */
         bool no_private_users;          /* --private-users=no: the pod's root is the host's */
+        char *stop_timeout;             /* --pod-stop-timeout: every app's default, checked */
         PodNetArgs net;                 /* --net, --port, --dns... (pod-net.h) */
 } PodArgs;
 

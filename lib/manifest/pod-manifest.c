@@ -7,6 +7,7 @@
 #include "basic/fs.h"
 #include "basic/json-util.h"
 #include "basic/strv.h"
+#include "manifest/app-lifecycle.h"
 #include "manifest/pod-manifest.h"
 
 /* Far beyond any real pod; it bounds what a corrupt or hostile file costs. */
@@ -90,7 +91,7 @@ static bool semver_is_valid(const char *s) {
 /* An absolute path as the manifest may name one: it begins with "/" and has
  * no ".." component. A path inside an app's root with ".." could name
  * something outside it once resolved lexically; no honest manifest needs it. */
-static const char *absolute_path_problem(const char *s) {
+const char *absolute_path_problem(const char *s) {
         if (s[0] != '/')
                 return "must be an absolute path";
         for (const char *p = s; *p;) {
@@ -499,6 +500,36 @@ static int check_exec(const Checker *c, struct json_object *app, const Path *p, 
         return 0;
 }
 
+static int check_event_handlers(const Checker *c, struct json_object *app, const Path *p, PodApp *a) {
+        struct json_object *list;
+        int r = get_array(c, app, p, "eventHandlers", false, &list);
+        if (r < 0)
+                return r;
+        size_t n = list ? json_object_array_length(list) : 0;
+        if (!(a->event_handlers = alloc_array(n, sizeof(PodEventHandler))))
+                return oom(c);
+        const Path *lp = KEY(p, "eventHandlers");
+        for (size_t i = 0; i < n; i++) {
+                const Path *ep = IDX(lp, i);
+                struct json_object *e = json_object_array_get_idx(list, i);
+                PodEventHandler *h = &a->event_handlers[i];
+                if ((r = check_object(c, e, ep)) < 0 || (r = get_string(c, e, ep, "name", true, &h->name)) < 0)
+                        return r;
+                char q[VALUE_QUOTED_MAX];
+                if (!streq(h->name, POD_EVENT_PRE_START) && !streq(h->name, POD_EVENT_PRE_STOP) &&
+                    !streq(h->name, POD_EVENT_POST_STOP))
+                        return bad(c, KEY(ep, "name"), "%s is not one of \"" POD_EVENT_PRE_START "\", \"" POD_EVENT_PRE_STOP
+                                   "\", \"" POD_EVENT_POST_STOP "\"", value_quote(h->name, q));
+                for (size_t k = 0; k < i; k++)
+                        if (streq(a->event_handlers[k].name, h->name))
+                                return bad(c, KEY(ep, "name"), "a second \"%s\" handler", h->name);
+                if ((r = check_exec(c, e, ep, &h->exec)) < 0)
+                        return r;
+                a->n_event_handlers = i + 1;
+        }
+        return 0;
+}
+
 static int check_user(const Checker *c, struct json_object *app, const Path *p, const char *key, const char **ret) {
         int r = get_string(c, app, p, key, false, ret);
         if (r < 0)
@@ -540,6 +571,39 @@ static int check_mounts(const Checker *c, struct json_object *entry, const Path 
         return 0;
 }
 
+/* The annotations of an app's lifecycle (app-lifecycle.h), of the app or,
+ * for app NULL, the pod's (only its default stop timeout). */
+static int check_lifecycle(const Checker *c, const Path *p, const PodNameValue *l, size_t n, const PodApp *app) {
+        bool health = false, health_cmd = false, watchdog = false, watchdog_file = false;
+        for (size_t i = 0; i < n; i++) {
+                const char *name = l[i].name;
+                if (!app_lifecycle_annotation_is(name))
+                        continue;
+                const Path *vp = KEY(IDX(KEY(p, "annotations"), i), "value");
+                if (!app && !streq(name, APP_ANNOTATION_STOP_TIMEOUT))
+                        return bad(c, KEY(IDX(KEY(p, "annotations"), i), "name"), "%s is an app's annotation, not the pod's",
+                                   name);
+                Error *e = NULL;
+                if (app_lifecycle_check(name, l[i].value, &e) < 0) {
+                        int r = bad(c, vp, "%s%s%s: %s", app ? "app " : "", app ? app->name : "", app ? ": " : "",
+                                    e ? e->msg : "invalid");
+                        error_free(e);
+                        return r;
+                }
+                health |= startswith(name, "sdpod/health-") != NULL;
+                health_cmd |= streq(name, APP_ANNOTATION_HEALTH_CMD);
+                watchdog |= streq(name, APP_ANNOTATION_WATCHDOG);
+                watchdog_file |= streq(name, APP_ANNOTATION_WATCHDOG_FILE);
+        }
+        if (health && !health_cmd)
+                return bad(c, KEY(p, "annotations"), "app %s: health check settings without %s", app->name,
+                           APP_ANNOTATION_HEALTH_CMD);
+        if (watchdog_file && !watchdog)
+                return bad(c, KEY(p, "annotations"), "app %s: %s without %s (its timeout)", app->name,
+                           APP_ANNOTATION_WATCHDOG_FILE, APP_ANNOTATION_WATCHDOG);
+        return 0;
+}
+
 static int check_app(const Checker *c, struct json_object *entry, const Path *ep, struct json_object *volumes,
                      PodApp *a) {
         struct json_object *image, *app;
@@ -573,7 +637,7 @@ static int check_app(const Checker *c, struct json_object *entry, const Path *ep
                                    &a->n_environment)) < 0 ||
             (r = check_raw_array(c, app, pp, "mountPoints")) < 0 ||
             (r = check_isolators(c, app, pp, "isolators", &a->isolators, &a->n_isolators)) < 0 ||
-            (r = check_raw_array(c, app, pp, "eventHandlers")) < 0 ||
+            (r = check_event_handlers(c, app, pp, a)) < 0 ||
             (r = check_raw_array(c, app, pp, "ports")) < 0)
                 return r;
         if (!a->working_directory)
@@ -582,7 +646,8 @@ static int check_app(const Checker *c, struct json_object *entry, const Path *ep
         if ((r = get_bool(c, entry, ep, "readOnlyRootFS", &a->read_only_rootfs)) < 0 ||
             (r = check_mounts(c, entry, ep, volumes, a)) < 0 ||
             (r = check_name_values(c, entry, ep, "annotations", NAME_VALUE_ANNOTATION, &a->annotations,
-                                   &a->n_annotations)) < 0)
+                                   &a->n_annotations)) < 0 ||
+            (r = check_lifecycle(c, ep, a->annotations, a->n_annotations, a)) < 0)
                 return r;
         return 0;
 }
@@ -595,6 +660,9 @@ static void manifest_view_done(PodManifest *m) {
                 free(a->environment);
                 free(a->mounts);
                 free(a->isolators);
+                for (size_t k = 0; k < a->n_event_handlers; k++)
+                        strv_free(a->event_handlers[k].exec);
+                free(a->event_handlers);
                 free(a->annotations);
         }
         free(m->apps);
@@ -671,6 +739,7 @@ static int manifest_validate(struct json_object *o, const char *what, PodManifes
         if ((r = check_isolators(c, o, NULL, "isolators", &v.isolators, &v.n_isolators)) < 0 ||
             (r = check_name_values(c, o, NULL, "annotations", NAME_VALUE_ANNOTATION, &v.annotations,
                                    &v.n_annotations)) < 0 ||
+            (r = check_lifecycle(c, NULL, v.annotations, v.n_annotations, NULL)) < 0 ||
             (r = check_ports(c, o, &v.ports, &v.n_ports)) < 0)
                 return r;
 
@@ -760,6 +829,20 @@ const char *pod_manifest_get_annotation(const PodManifest *m, const char *name) 
         for (size_t i = 0; name && i < m->n_annotations; i++)
                 if (streq(m->annotations[i].name, name))
                         return m->annotations[i].value;
+        return NULL;
+}
+
+const char *pod_app_get_annotation(const PodApp *app, const char *name) {
+        for (size_t i = 0; name && i < app->n_annotations; i++)
+                if (streq(app->annotations[i].name, name))
+                        return app->annotations[i].value;
+        return NULL;
+}
+
+char *const *pod_app_event_handler(const PodApp *app, const char *name) {
+        for (size_t i = 0; i < app->n_event_handlers; i++)
+                if (streq(app->event_handlers[i].name, name))
+                        return app->event_handlers[i].exec;
         return NULL;
 }
 
@@ -901,6 +984,16 @@ static int app_entry_from_spec(const PodAppSpec *spec, size_t index, struct json
         r = r ?: add_string(app, "workingDirectory", spec->working_directory ?: "/");
         r = r ?: add_member(app, "environment", TAKE_PTR(env));
         r = r ?: add_member(app, "isolators", json_object_new_array());
+        if (r == 0 && spec->n_event_handlers > 0) {
+                struct json_object *handlers = json_object_new_array();
+                r = add_member(app, "eventHandlers", handlers);
+                for (size_t i = 0; r == 0 && i < spec->n_event_handlers; i++) {
+                        struct json_object *h = json_object_new_object();
+                        r = add_element(handlers, h);
+                        r = r ?: add_string(h, "name", spec->event_handlers[i].name);
+                        r = r ?: add_member(h, "exec", json_strv(spec->event_handlers[i].exec));
+                }
+        }
         r = r ?: add_member(entry, "app", TAKE_PTR(app));
         if (spec->read_only_rootfs)
                 r = r ?: add_member(entry, "readOnlyRootFS", json_object_new_boolean(1));

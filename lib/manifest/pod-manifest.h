@@ -73,6 +73,20 @@ typedef struct PodIsolator {
         struct json_object *value;      /* borrowed; interpreted by the generator */
 } PodIsolator;
 
+/* An entry of an app's "eventHandlers": a command run in the app's root
+ * and confinement around its life. appc names "pre-start" (before the
+ * app's program) and "post-stop" (after it has exited); sdpod adds
+ * "pre-stop" (before the app is sent SIGTERM on a stop; its time counts
+ * against the app's grace period). */
+typedef struct PodEventHandler {
+        const char *name;
+        char **exec;                    /* owned copy, never empty */
+} PodEventHandler;
+
+#define POD_EVENT_PRE_START "pre-start"
+#define POD_EVENT_PRE_STOP "pre-stop"
+#define POD_EVENT_POST_STOP "post-stop"
+
 typedef struct PodApp {
         const char *name;               /* an ACName: [a-z0-9]+(-[a-z0-9]+)* */
         const char *image_name;         /* may be NULL */
@@ -86,6 +100,8 @@ typedef struct PodApp {
         size_t n_mounts;
         PodIsolator *isolators;
         size_t n_isolators;
+        PodEventHandler *event_handlers;        /* names unique */
+        size_t n_event_handlers;
         PodNameValue *annotations;
         size_t n_annotations;
         bool read_only_rootfs;
@@ -125,7 +141,15 @@ int pod_manifest_write_at(int dirfd, const char *path, const PodManifest *m, Err
 const char *pod_manifest_to_text(const PodManifest *m);
 
 const PodApp *pod_manifest_find_app(const PodManifest *m, const char *name);
+/* The command of the app's event handler of that name (POD_EVENT_*), or NULL. */
+char *const *pod_app_event_handler(const PodApp *app, const char *name);
+/* An app-level annotation's value, or NULL. */
+const char *pod_app_get_annotation(const PodApp *app, const char *name);
 const PodVolume *pod_manifest_find_volume(const PodManifest *m, const char *name);
+/* What is wrong with s as a path the manifest names ("must be an absolute
+ * path"), or NULL: absolute, and without a ".." component. */
+const char *absolute_path_problem(const char *s);
+
 /* A pod-level annotation's value, or NULL. */
 const char *pod_manifest_get_annotation(const PodManifest *m, const char *name);
 
@@ -140,6 +164,8 @@ typedef struct PodAppSpec {
         char **environment;             /* "NAME=VALUE"; a later NAME replaces an earlier one */
         PodMount *mounts;
         size_t n_mounts;
+        PodEventHandler *event_handlers;
+        size_t n_event_handlers;
         PodNameValue *annotations;
         size_t n_annotations;
         bool read_only_rootfs;

@@ -25,9 +25,11 @@ static uint64_t timespec_to_usec(const struct timespec *ts) {
         return (uint64_t) ts->tv_sec * USEC_PER_SEC + (uint64_t) ts->tv_nsec / 1000;
 }
 
-int pod_app_exit_read_at(int status_fd, const char *name, PodAppExit *ret) {
-        char buf[32];
-        _cleanup_close_ int fd = openat(status_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+/* A small record the pod writes: a regular file (never followed through a
+ * symlink, never a FIFO that would block), read to at most 31 bytes; its
+ * modification time in ret_usec. */
+static int read_record_at(int dirfd, const char *name, char buf[static 32], uint64_t *ret_usec) {
+        _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
         if (fd < 0)
                 return -errno;
         struct stat st;
@@ -35,17 +37,55 @@ int pod_app_exit_read_at(int status_fd, const char *name, PodAppExit *ret) {
                 return -errno;
         if (!S_ISREG(st.st_mode))
                 return -EBADMSG;
-        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        ssize_t n = read(fd, buf, 31);
         if (n < 0)
                 return -errno;
         buf[n] = 0;
+        *ret_usec = timespec_to_usec(&st.st_mtim);
+        return 0;
+}
+
+/* A decimal number from min to max, then sep (or the end). */
+static const char *parse_number(const char *s, long min, long max, char sep, long *ret) {
         char *end;
         errno = 0;
-        long v = strtol(buf, &end, 10);
-        if (errno || end == buf || (*end && *end != '\n') || v < 0 || v > 255)
+        long v = strtol(s, &end, 10);
+        if (errno || end == s || (*end && *end != sep) || v < min || v > max)
+                return NULL;
+        *ret = v;
+        return *end ? end + 1 : end;
+}
+
+int pod_app_exit_read_at(int status_fd, const char *name, PodAppExit *ret) {
+        char buf[32];
+        uint64_t usec;
+        long v;
+        int r = read_record_at(status_fd, name, buf, &usec);
+        if (r < 0)
+                return r;
+        const char *end = parse_number(buf, 0, 255, '\n', &v);
+        if (!end || *end)
                 return -EBADMSG;
+        ret->exited = true;
         ret->exit_status = (int) v;
-        ret->exited_usec = timespec_to_usec(&st.st_mtim);
+        ret->exited_usec = usec;
+        return 0;
+}
+
+int pod_app_restarts_read_at(int status_fd, const char *name, PodAppExit *ret) {
+        char buf[32], file[128];
+        uint64_t usec;
+        long n, v;
+        snprintf(file, sizeof(file), "%s" POD_APP_RESTARTS_SUFFIX, name);
+        int r = read_record_at(status_fd, file, buf, &usec);
+        if (r < 0)
+                return r;
+        const char *p = parse_number(buf, 1, INT32_MAX, ' ', &n);
+        const char *end = p ? parse_number(p, 0, 255, '\n', &v) : NULL;
+        if (!end || *end)
+                return -EBADMSG;
+        ret->restarts = (unsigned) n;
+        ret->restart_exit_status = (int) v;
         return 0;
 }
 
@@ -64,13 +104,15 @@ static int read_app_exits(Pod *p, PodInfo *info) {
                 const char *name = info->manifest->apps[i].name;
                 PodAppExit e = {};
                 int r = pod_app_exit_read_at(fd, name, &e);
-                if (r == -ENOENT)
-                        continue;
-                if (r < 0) {
+                if (r < 0 && r != -ENOENT)
                         warn("pod %s: %s/%s: %s, ignoring", p->uuid, POD_APP_STATUS_DIR, name,
                              r == -EBADMSG ? "not an exit status" : strerror(-r));
+                r = pod_app_restarts_read_at(fd, name, &e);
+                if (r < 0 && r != -ENOENT)
+                        warn("pod %s: %s/%s" POD_APP_RESTARTS_SUFFIX ": %s, ignoring", p->uuid, POD_APP_STATUS_DIR, name,
+                             r == -EBADMSG ? "not a record of restarts" : strerror(-r));
+                if (!e.exited && e.restarts == 0)
                         continue;
-                }
                 if (!(e.name = strdup(name)))
                         return -ENOMEM;
                 info->apps[info->n_apps++] = e;

@@ -12,8 +12,11 @@
 
 typedef struct PodAppExit {
         char *name;
+        bool exited;            /* its exit status is recorded */
         int exit_status;        /* as the shell shows it: 128+N for signal N */
         uint64_t exited_usec;   /* when it was recorded */
+        unsigned restarts;      /* how often systemd restarted it (its restart policy) */
+        int restart_exit_status;        /* with restarts: the status it exited with before the last */
 } PodAppExit;
 
 typedef struct PodInfo {
@@ -22,7 +25,7 @@ typedef struct PodInfo {
         uint64_t created_usec;  /* 0: unknown (no manifest yet) */
         uint64_t started_usec;  /* 0: never started */
         uint64_t exited_usec;   /* 0: unknown; when the last app status was recorded */
-        PodAppExit *apps;       /* the apps whose exit status is recorded */
+        PodAppExit *apps;       /* the apps whose exit status or restarts are recorded */
         size_t n_apps;
 } PodInfo;
 
@@ -46,6 +49,15 @@ const char *pod_info_name(const PodInfo *info);
  * and exited_usec (its modification time); ret->name is left alone.
  * -ENOENT: none recorded; -EBADMSG: not an exit status. */
 int pod_app_exit_read_at(int status_fd, const char *name, PodAppExit *ret);
+
+/* An app that is restarted (its restart policy) has NAME.restarts beside
+ * its exit status ("." is not in an app name): the number of restarts and
+ * the exit status of the run before the last, "3 1\n", written by the
+ * stage1's pod-helper as each restart begins. */
+#define POD_APP_RESTARTS_SUFFIX ".restarts"
+/* Reads it into ret's restarts and restart_exit_status; -ENOENT: never
+ * restarted; -EBADMSG: not such a record. */
+int pod_app_restarts_read_at(int status_fd, const char *name, PodAppExit *ret);
 
 /* The image ids every pod refers to, in every state: image gc keeps their
  * trees, which pods use as the lower layer of their apps' roots. */

@@ -183,20 +183,26 @@ static int pod_launch(PodStore *ps, const char *uuid, Error **err) {
         return launch_detached(ps, uuid, LAUNCH_TIMEOUT_USEC, err);
 }
 
-int pod_stop(PodStore *ps, Pod *p, bool force, Error **err) {
+int pod_stop(PodStore *ps, Pod *p, bool force, uint64_t timeout_usec, Error **err) {
         char *force_arg[] = { "--force", NULL };
         int r = stage1_run(p->fd, p->uuid, STAGE1_ENTRYPOINT_STOP, force ? force_arg : NULL, err);
         if (r < 0 || force)
                 return r < 0 ? r : pod_wait(ps, p, 0, err);
         _cleanup_error_ Error *timeout = NULL;
-        r = pod_wait(ps, p, POD_STOP_TIMEOUT_USEC, &timeout);
+        if (timeout_usec == 0)
+                timeout_usec = POD_STOP_TIMEOUT_USEC;
+        r = pod_wait(ps, p, timeout_usec, &timeout);
         if (r != -ETIMEDOUT) {
                 if (r < 0 && err && timeout)
                         *err = TAKE_PTR(timeout);
                 return r;
         }
-        warn("pod %s did not halt within %llu s: killing it", p->uuid,
-             (unsigned long long) (POD_STOP_TIMEOUT_USEC / USEC_PER_SEC));
+        if (timeout_usec % USEC_PER_SEC == 0)
+                warn("pod %s did not halt within %llu s: killing it", p->uuid,
+                     (unsigned long long) (timeout_usec / USEC_PER_SEC));
+        else
+                warn("pod %s did not halt within %llu ms: killing it", p->uuid,
+                     (unsigned long long) (timeout_usec / 1000));
         if ((r = stage1_run(p->fd, p->uuid, STAGE1_ENTRYPOINT_STOP, force_arg, err)) < 0 ||
             (r = pod_wait(ps, p, 0, err)) < 0)
                 return r;

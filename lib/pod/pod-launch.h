@@ -29,10 +29,10 @@ int pod_launch_prepared(PodStore *ps, Pod **p, char ret_uuid[static UUID_STRING_
 #define POD_STOP_TIMEOUT_USEC (30 * 1000000ULL)
 
 /* Stops the running pod p and waits until it has exited: asks it to halt
- * (the stage1's stop entrypoint) and, when it has not within
- * POD_STOP_TIMEOUT_USEC, or at once with force, kills it. Returns 1 when
- * it had to be killed after the timeout (warned). */
-int pod_stop(PodStore *ps, Pod *p, bool force, Error **err);
+ * (the stage1's stop entrypoint) and, when it has not within timeout_usec
+ * (0: POD_STOP_TIMEOUT_USEC), or at once with force, kills it. Returns 1
+ * when it had to be killed after the timeout (warned). */
+int pod_stop(PodStore *ps, Pod *p, bool force, uint64_t timeout_usec, Error **err);
 
 /* A datagram socket for READY=1, bound to an abstract address (returned
  * "@..."), that receives its senders' credentials. */

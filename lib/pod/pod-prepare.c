@@ -8,6 +8,7 @@
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "image/tree.h"
+#include "manifest/app-lifecycle.h"
 #include "pod/pod-prepare.h"
 #include "pod/pod-userns.h"
 #include "pod/stage1.h"
@@ -129,7 +130,13 @@ static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, const char 
         if (!exec || !exec[0])
                 return error_set(err, -EINVAL, "image %s has no command: give one with --exec=PATH or after \"--\"", a->image);
 
-        PodNameValue annotation = { POD_ANNOTATION_CREATED, created };
+        /* When it was added (podapp add), and its lifecycle. */
+        PodNameValue annotations[a->n_lifecycle + 1];
+        size_t n_annotations = 0;
+        if (created)
+                annotations[n_annotations++] = (PodNameValue) { POD_ANNOTATION_CREATED, created };
+        for (size_t i = 0; i < a->n_lifecycle; i++)
+                annotations[n_annotations++] = a->lifecycle[i];
         PodMount mounts[a->n_mounts + 1];
         for (size_t i = 0; i < a->n_mounts; i++)
                 mounts[i] = (PodMount) { .volume = a->mounts[i].volume, .path = a->mounts[i].target };
@@ -144,8 +151,10 @@ static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, const char 
                 .environment = env,
                 .mounts = mounts,
                 .n_mounts = a->n_mounts,
-                .annotations = created ? &annotation : NULL,
-                .n_annotations = created ? 1 : 0,
+                .event_handlers = a->hooks,
+                .n_event_handlers = a->n_hooks,
+                .annotations = n_annotations ? annotations : NULL,
+                .n_annotations = n_annotations,
         };
         r = pod_manifest_add_app(m, &spec, err);
         return r < 0 ? as_usage_error(err, error_prefix(err, "app %s (image %s)", app_name, a->image)) : 0;
@@ -210,7 +219,9 @@ int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **re
                 return r;
         if ((r = add_volumes(m, args, err)) < 0 || (r = pod_net_args_apply(&args->net, m, err)) < 0)
                 return r;
-        if ((args->mutable_pod && (r = pod_manifest_set_annotation(m, POD_ANNOTATION_MUTABLE, "true", err)) < 0) ||
+        if ((args->stop_timeout &&
+             (r = pod_manifest_set_annotation(m, APP_ANNOTATION_STOP_TIMEOUT, args->stop_timeout, err)) < 0) ||
+            (args->mutable_pod && (r = pod_manifest_set_annotation(m, POD_ANNOTATION_MUTABLE, "true", err)) < 0) ||
             (args->keep_on_app_failure &&
              (r = pod_manifest_set_annotation(m, POD_ANNOTATION_KEEP_ON_APP_FAILURE, "true", err)) < 0))
                 return r;

@@ -194,6 +194,11 @@ void app_unit_free(AppUnit *u) {
         if (!u)
                 return;
         free(u->exec_path);
+        app_lifecycle_done(&u->lifecycle);
+        free(u->pre_start.path);
+        free(u->pre_stop.path);
+        free(u->post_stop.path);
+        free(u->health.path);
         strv_free(u->environment);
         for (size_t i = 0; i < u->n_binds; i++)
                 free(u->binds[i].source);
@@ -348,6 +353,31 @@ int app_unit_resolve(const PodManifest *m, size_t index, int app_rootfd, AppUnit
                 return r;
         }
 
+        /* Its other commands, found as its program is. */
+        if ((r = app_lifecycle_of(m, app, &u->lifecycle, err)) < 0)
+                return not_exec_code(r);
+        const struct {
+                AppCommand *command;
+                char *const *argv;
+                const char *what;
+        } commands[] = {
+                { &u->pre_start, pod_app_event_handler(app, POD_EVENT_PRE_START), "its " POD_EVENT_PRE_START " hook" },
+                { &u->pre_stop, pod_app_event_handler(app, POD_EVENT_PRE_STOP), "its " POD_EVENT_PRE_STOP " hook" },
+                { &u->post_stop, pod_app_event_handler(app, POD_EVENT_POST_STOP), "its " POD_EVENT_POST_STOP " hook" },
+                { &u->health, u->lifecycle.health_cmd, "its health check" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(commands); i++) {
+                if (!commands[i].argv)
+                        continue;
+                commands[i].command->argv = commands[i].argv;
+                r = rootfs_find_executable(app_rootfd, commands[i].argv[0], path, app->working_directory,
+                                           &commands[i].command->path, err);
+                if (r < 0) {
+                        error_prefix(err, "app %s: %s", app->name, commands[i].what);
+                        return not_exec_code(r);
+                }
+        }
+
         char field[48];
         snprintf(field, sizeof(field), "%s.app.isolators", prefix);
         if ((r = app_isolation_parse(app->isolators, app->n_isolators, field, &u->isolation, err)) < 0)
@@ -422,7 +452,7 @@ static void write_no_start_limit(FILE *f) {
 
 /* The [Unit] section of app@NAME.service, shared by a runnable app and one
  * that can only fail. */
-static void write_app_unit_section(FILE *f, const PodApp *app, PodGraph graph) {
+static void write_app_unit_section(FILE *f, const PodApp *app, const AppLifecycle *l, PodGraph graph) {
         fputs(UNIT_HEADER "\n[Unit]\nDescription=App ", f);
         write_description_text(f, app->name);
         fputs(" of the pod (image ", f);
@@ -440,6 +470,9 @@ static void write_app_unit_section(FILE *f, const PodApp *app, PodGraph graph) {
                 "After=" POD_NETWORK_UNIT "\n"
                 "Before=default.target\n",
                 app->name, app->name);
+        if (l && l->restart != APP_RESTART_NO)
+                fprintf(f, "Wants=" APP_RESTARTING_UNIT_FORMAT "\nAfter=" APP_RESTARTING_UNIT_FORMAT "\n", app->name,
+                        app->name);
         write_no_start_limit(f);
         write_stop_conflicts(f);
         write_on_failure(f, app, graph);
@@ -576,6 +609,52 @@ static void write_app_confinement(FILE *f, const AppUnit *u) {
                 fprintf(f, "OOMScoreAdjust=%d\n", iso->oom_score_adjust);
 }
 
+/* KEY=, then the program by its path in the root and argv, argv[0] as the
+ * manifest has it (a relative name stays relative, as after execvp(3)). The
+ * "@" form separates the two whenever they differ, and when the path has a
+ * "$", which must not be doubled in the path but must be in argv[0]. */
+static void write_command(FILE *f, const char *key, const char *path, char *const *argv, int *r) {
+        fputs(key, f);
+        if (!streq(path, argv[0]) || strchr(path, '$')) {
+                fputc('@', f);
+                *r = *r ?: write_word(f, path, false);
+                fputc(' ', f);
+        }
+        for (char *const *a = argv; *a && *r >= 0; a++) {
+                if (a != argv)
+                        fputc(' ', f);
+                *r = write_word(f, *a, true);
+        }
+        fputc('\n', f);
+}
+
+/* How the app stops, restarts and is watched (app-lifecycle.h), and its
+ * hooks: commands of its unit, so they run in its root, as its user, with
+ * its confinement, their output in its log. The pre-stop hook is ExecStop=:
+ * systemd runs it before it sends SIGTERM, and its time counts against the
+ * grace period (TimeoutStopSec=), as Kubernetes counts a preStop hook's;
+ * seed 003's hook may block for ever, which a pod that must stop cannot
+ * allow. */
+static void write_lifecycle(FILE *f, const AppUnit *u, int *r) {
+        const AppLifecycle *l = &u->lifecycle;
+        if (l->stop_timeout_usec)
+                fprintf(f, "TimeoutStopSec=%" PRIu64 "us\n", l->stop_timeout_usec);
+        /* Each restart is recorded and waits out its backoff in
+         * APP_RESTARTING_UNIT_FORMAT, which the [Unit] section pulls in. */
+        if (l->restart != APP_RESTART_NO)
+                fprintf(f, "Restart=%s\nRestartSec=%llums\n", l->restart == APP_RESTART_ALWAYS ? "always" : "on-failure",
+                        APP_RESTART_SEC_MIN_MSEC);
+        if (l->watchdog_usec && !l->watchdog_file)
+                /* Pings from the app's main process (sd_notify WATCHDOG=1). */
+                fprintf(f, "WatchdogSec=%" PRIu64 "us\nNotifyAccess=main\n", l->watchdog_usec);
+        if (u->pre_start.path)
+                write_command(f, "ExecStartPre=", u->pre_start.path, u->pre_start.argv, r);
+        if (u->pre_stop.path)
+                write_command(f, "ExecStop=", u->pre_stop.path, u->pre_stop.argv, r);
+        if (u->post_stop.path)
+                write_command(f, "ExecStopPost=", u->post_stop.path, u->post_stop.argv, r);
+}
+
 int app_unit_render(const AppUnit *u, PodGraph graph, char **ret) {
         const PodApp *app = u->app;
         char *buf = NULL;
@@ -584,29 +663,12 @@ int app_unit_render(const AppUnit *u, PodGraph graph, char **ret) {
         if (!f)
                 return -ENOMEM;
 
-        write_app_unit_section(f, app, graph);
+        write_app_unit_section(f, app, &u->lifecycle, graph);
         fputs("\n[Service]\nType=exec\n", f);
         write_app_root(f, u);
         int r = write_app_identity(f, u, false);
-
-        /* The program by its path in the root; argv[0] as the manifest has
-         * it (a relative name stays relative, as after execvp(3)). The "@"
-         * form separates the two whenever they differ, and when the path
-         * has a "$", which must not be doubled in the path but must be in
-         * argv[0]. */
-        fputs("ExecStart=", f);
-        bool separate = !streq(u->exec_path, app->exec[0]) || strchr(u->exec_path, '$');
-        if (separate) {
-                fputc('@', f);
-                r = r ?: write_word(f, u->exec_path, false);
-                fputc(' ', f);
-        }
-        for (char **a = app->exec; *a && r >= 0; a++) {
-                if (a != app->exec)
-                        fputc(' ', f);
-                r = write_word(f, *a, true);
-        }
-        fputc('\n', f);
+        write_lifecycle(f, u, &r);
+        write_command(f, "ExecStart=", u->exec_path, app->exec, &r);
         write_output(f, app);
         write_app_confinement(f, u);
         return text_finish(f, &buf, r, ret);
@@ -645,7 +707,7 @@ int app_unit_render_failure(const PodApp *app, int exit_code, const char *messag
         if (!f)
                 return -ENOMEM;
         int r = 0;
-        write_app_unit_section(f, app, graph);
+        write_app_unit_section(f, app, NULL, graph);
         /* Not in the app's root: the helper is the pod's. */
         fputs("\n[Service]\nType=exec\n", f);
         write_fail_command(f, exit_code, message, &r);

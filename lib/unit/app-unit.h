@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "basic/error.h"
+#include "manifest/app-lifecycle.h"
 #include "manifest/pod-manifest.h"
 #include "unit/app-isolators.h"
 
@@ -50,6 +51,14 @@ typedef enum AppExecMode {
  * becomes its exit code. podapp start removes it. */
 #define POD_APP_STOP_REQUESTED "stop-requested"
 
+/* An app that is restarted (app-lifecycle.h) waits before each restart:
+ * 100 ms, then twice as long each time, up to 10 s (systemd 252 has no
+ * RestartSteps=): the stage1's app-restarting@NAME.service, which each
+ * start of the app pulls in, runs pod-helper restarting. */
+#define APP_RESTARTING_UNIT_FORMAT "app-restarting@%s.service"
+#define APP_RESTART_SEC_MIN_MSEC 100ULL
+#define APP_RESTART_BACKOFF_MAX_MSEC 10000ULL
+
 /* Exit codes of an app that cannot be started, as a shell reports them. */
 #define APP_EXIT_CANNOT_RUN 125         /* anything else wrong with the app */
 #define APP_EXIT_NOT_EXECUTABLE 126     /* its program is not executable */
@@ -77,9 +86,17 @@ typedef struct AppBind {
         bool read_only;
 } AppBind;
 
+/* A command of the app's besides its program: a hook or its health check. */
+typedef struct AppCommand {
+        char *const *argv;      /* borrowed: the manifest's, or the lifecycle's */
+        char *path;             /* the program, absolute in the app's root; NULL: no such command */
+} AppCommand;
+
 typedef struct AppUnit {
         const PodApp *app;      /* borrowed from the manifest */
         char *exec_path;        /* the program, absolute in the app's root */
+        AppLifecycle lifecycle;
+        AppCommand pre_start, pre_stop, post_stop, health;
         uid_t uid;
         gid_t gid;
         char **environment;     /* NAME=VALUE: the manifest's in order, then PATH and HOME when absent */

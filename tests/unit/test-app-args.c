@@ -6,6 +6,7 @@
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "manifest/app-args.h"
+#include "manifest/app-lifecycle.h"
 #include "tests.h"
 
 static int parse(PodArgs *ret, bool pod_options, char **error, ...) {
@@ -111,6 +112,16 @@ static void test_errors(void) {
                 { { "--volume=source=/x", "img", NULL }, "missing the volume name" },
                 { { "img", "--mount=volume=v", NULL }, "needs both volume=NAME and target=PATH" },
                 { { "img", "--mount=target=/x,size=1", NULL }, "unexpected \"size=1\"" },
+                { { "img", "--stop-timeout=soon", NULL }, "--stop-timeout: \"soon\" is not a duration above 0" },
+                { { "img", "--restart=maybe", NULL }, "--restart: \"maybe\" is not no, on-failure or always" },
+                { { "img", "--restart=no", "--restart=always", NULL }, "--restart given twice" },
+                { { "img", "--health-retries=0", NULL }, "--health-retries: \"0\" is not a number from 1 to 100" },
+                { { "img", "--health-on-failure=panic", NULL }, "is not none, restart or stop" },
+                { { "img", "--watchdog-file=relative", NULL }, "must be an absolute path" },
+                { { "img", "--pre-start=", NULL }, "--pre-start: an empty command" },
+                { { "img", "--post-stop=[]", NULL }, "not a JSON array of non-empty strings" },
+                { { "img", "--pre-stop=x", "--pre-stop=y", NULL }, "--pre-stop given twice" },
+                { { "--pod-stop-timeout=0", "img", NULL }, "--pod-stop-timeout" },
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 char *argv[6];
@@ -128,6 +139,38 @@ static void test_errors(void) {
         char *msg = NULL;
         ASSERT_EQ_INT(parse(&a, false, &msg, "img", "--name=x", NULL), -EINVAL);
         ASSERT_CONTAINS(msg, "--name is an option of the pod");
+        free(msg);
+}
+
+static void test_lifecycle(void) {
+        PodArgs a;
+        char *msg = NULL;
+        ASSERT_EQ_INT(parse(&a, true, &msg, "--pod-stop-timeout=20s", "img", "--restart=on-failure", "--stop-timeout=3s",
+                            "--health-cmd=curl -f localhost", "--pre-start=[\"/bin/prep\", \"--quick\"]",
+                            "--post-stop", "echo bye", NULL),
+                      0);
+        ASSERT_STREQ(a.stop_timeout, "20s");
+        const AppArgs *app = &a.apps[0];
+        ASSERT_EQ_INT(app->n_lifecycle, 3);
+        ASSERT_STREQ(app->lifecycle[0].name, APP_ANNOTATION_RESTART);
+        ASSERT_STREQ(app->lifecycle[0].value, "on-failure");
+        ASSERT_STREQ(app->lifecycle[1].value, "3s");
+        /* A shell command line is run by /bin/sh -c, stored as JSON. */
+        ASSERT_STREQ(app->lifecycle[2].name, APP_ANNOTATION_HEALTH_CMD);
+        ASSERT_STREQ(app->lifecycle[2].value, "[\"/bin/sh\",\"-c\",\"curl -f localhost\"]");
+        ASSERT_EQ_INT(app->n_hooks, 2);
+        ASSERT_STREQ(app->hooks[0].name, POD_EVENT_PRE_START);
+        ASSERT_STREQ(app->hooks[0].exec[0], "/bin/prep");
+        ASSERT_STREQ(app->hooks[0].exec[1], "--quick");
+        ASSERT(!app->hooks[0].exec[2]);
+        ASSERT_STREQ(app->hooks[1].name, POD_EVENT_POST_STOP);
+        ASSERT_STREQ(app->hooks[1].exec[2], "echo bye");
+        pod_args_done(&a);
+        /* An app's options, not the pod's: podapp add takes them. */
+        ASSERT_EQ_INT(parse(&a, false, &msg, "img", "--restart=always", NULL), 0);
+        pod_args_done(&a);
+        ASSERT_EQ_INT(parse(&a, false, &msg, "--pod-stop-timeout=1s", "img", NULL), -EINVAL);
+        ASSERT_CONTAINS(msg, "--pod-stop-timeout is an option of the pod");
         free(msg);
 }
 
@@ -162,6 +205,7 @@ static void test_durations(void) {
 int main(void) {
         RUN(test_sections);
         RUN(test_errors);
+        RUN(test_lifecycle);
         RUN(test_durations);
         return 0;
 }

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <json-c/json.h>
+
+#include "basic/json-util.h"
+#include "basic/strv.h"
+#include "basic/time-util.h"
+#include "manifest/app-lifecycle.h"
+
+typedef enum ValueKind {
+        VALUE_DURATION,         /* "10s", "500ms": more than 0 */
+        VALUE_DURATION_OR_ZERO,
+        VALUE_RESTART,
+        VALUE_COUNT,            /* 1 to 100 */
+        VALUE_PATH,             /* absolute */
+        VALUE_COMMAND,          /* a JSON array of non-empty strings */
+        VALUE_HEALTH_ACTION,
+} ValueKind;
+
+static const struct {
+        const char *option;
+        const char *annotation;
+        ValueKind kind;
+} table[] = {
+        { "stop-timeout", APP_ANNOTATION_STOP_TIMEOUT, VALUE_DURATION },
+        { "restart", APP_ANNOTATION_RESTART, VALUE_RESTART },
+        { "watchdog", APP_ANNOTATION_WATCHDOG, VALUE_DURATION },
+        { "watchdog-file", APP_ANNOTATION_WATCHDOG_FILE, VALUE_PATH },
+        { "health-cmd", APP_ANNOTATION_HEALTH_CMD, VALUE_COMMAND },
+        { "health-interval", APP_ANNOTATION_HEALTH_INTERVAL, VALUE_DURATION },
+        { "health-retries", APP_ANNOTATION_HEALTH_RETRIES, VALUE_COUNT },
+        { "health-start-period", APP_ANNOTATION_HEALTH_START_PERIOD, VALUE_DURATION_OR_ZERO },
+        { "health-on-failure", APP_ANNOTATION_HEALTH_ON_FAILURE, VALUE_HEALTH_ACTION },
+};
+
+static const char *const restart_names[] = { "no", "on-failure", "always" };
+static const char *const health_action_names[] = { "none", "restart", "stop" };
+
+static int name_index(const char *const *names, size_t n, const char *s) {
+        for (size_t i = 0; i < n; i++)
+                if (streq(names[i], s))
+                        return (int) i;
+        return -1;
+}
+
+const char *app_lifecycle_annotation_of_option(const char *option) {
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                if (streq(table[i].option, option))
+                        return table[i].annotation;
+        return NULL;
+}
+
+bool app_lifecycle_annotation_is(const char *annotation) {
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                if (streq(table[i].annotation, annotation))
+                        return true;
+        return false;
+}
+
+/* A JSON array of non-empty strings, as a NULL-terminated list. */
+static int command_from_json(const char *text, char ***ret) {
+        _cleanup_json_ struct json_object *o = json_tokener_parse(text);
+        if (!o || !json_object_is_type(o, json_type_array) || json_object_array_length(o) == 0)
+                return -EINVAL;
+        size_t n = json_object_array_length(o);
+        _cleanup_strv_free_ char **l = calloc(n + 1, sizeof(char *));
+        if (!l)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *e = json_object_array_get_idx(o, i);
+                if (!json_object_is_type(e, json_type_string) || json_object_get_string_len(e) == 0 ||
+                    strlen(json_object_get_string(e)) != (size_t) json_object_get_string_len(e))
+                        return -EINVAL;
+                if (!(l[i] = strdup(json_object_get_string(e))))
+                        return -ENOMEM;
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+int app_lifecycle_check(const char *annotation, const char *value, Error **err) {
+        size_t i = 0;
+        while (i < ELEMENTSOF(table) && !streq(table[i].annotation, annotation))
+                i++;
+        if (i == ELEMENTSOF(table))
+                return error_set(err, -EINVAL, "%s: not an annotation of an app's lifecycle", annotation);
+        uint64_t usec;
+        switch (table[i].kind) {
+        case VALUE_DURATION:
+        case VALUE_DURATION_OR_ZERO:
+                if (parse_duration(value, &usec) < 0 || (usec == 0 && table[i].kind == VALUE_DURATION))
+                        return error_set(err, -EINVAL, "\"%s\" is not a duration%s (\"30s\", \"500ms\", \"1m\")", value,
+                                         table[i].kind == VALUE_DURATION ? " above 0" : "");
+                return 0;
+        case VALUE_RESTART:
+                if (name_index(restart_names, ELEMENTSOF(restart_names), value) < 0)
+                        return error_set(err, -EINVAL, "\"%s\" is not no, on-failure or always", value);
+                return 0;
+        case VALUE_HEALTH_ACTION:
+                if (name_index(health_action_names, ELEMENTSOF(health_action_names), value) < 0)
+                        return error_set(err, -EINVAL, "\"%s\" is not none, restart or stop", value);
+                return 0;
+        case VALUE_COUNT: {
+                char *end = NULL;
+                errno = 0;
+                unsigned long n = strtoul(value, &end, 10);
+                if (!*value || *end || errno || value[0] == '-' || n < 1 || n > 100)
+                        return error_set(err, -EINVAL, "\"%s\" is not a number from 1 to 100", value);
+                return 0;
+        }
+        case VALUE_PATH:
+                if (absolute_path_problem(value))
+                        return error_set(err, -EINVAL, "\"%s\" %s", value, absolute_path_problem(value));
+                return 0;
+        case VALUE_COMMAND: {
+                _cleanup_strv_free_ char **l = NULL;
+                int r = command_from_json(value, &l);
+                if (r == -ENOMEM)
+                        return error_sys(err, r, "%s", annotation);
+                if (r < 0)
+                        return error_set(err, -EINVAL, "not a JSON array of non-empty strings");
+                return 0;
+        }
+        }
+        return -EINVAL;
+}
+
+int app_command_parse(const char *s, char ***ret, Error **err) {
+        int r;
+        if (s[0] == '[') {
+                if ((r = command_from_json(s, ret)) == -EINVAL)
+                        return error_set(err, -EINVAL, "%s: not a JSON array of non-empty strings", s);
+                return r < 0 ? error_sys(err, r, "%s", s) : 0;
+        }
+        if (!*s)
+                return error_set(err, -EINVAL, "an empty command");
+        char **l = NULL;
+        if (strv_push(&l, "/bin/sh") < 0 || strv_push(&l, "-c") < 0 || strv_push(&l, s) < 0) {
+                strv_free(l);
+                return error_sys(err, -ENOMEM, "%s", s);
+        }
+        *ret = l;
+        return 0;
+}
+
+void app_lifecycle_done(AppLifecycle *l) {
+        strv_free(l->health_cmd);
+        *l = (AppLifecycle) {};
+}
+
+int app_lifecycle_of(const PodManifest *m, const PodApp *app, AppLifecycle *ret, Error **err) {
+        AppLifecycle l = {
+                .health_interval_usec = APP_HEALTH_INTERVAL_DEFAULT_USEC,
+                .health_retries = APP_HEALTH_RETRIES_DEFAULT,
+        };
+        const char *v;
+        if ((v = pod_app_get_annotation(app, APP_ANNOTATION_STOP_TIMEOUT) ?:
+                 pod_manifest_get_annotation(m, APP_ANNOTATION_STOP_TIMEOUT)))
+                (void) parse_duration(v, &l.stop_timeout_usec);
+        if ((v = pod_app_get_annotation(app, APP_ANNOTATION_RESTART)))
+                l.restart = (AppRestart) name_index(restart_names, ELEMENTSOF(restart_names), v);
+        if ((v = pod_app_get_annotation(app, APP_ANNOTATION_WATCHDOG)))
+                (void) parse_duration(v, &l.watchdog_usec);
+        l.watchdog_file = pod_app_get_annotation(app, APP_ANNOTATION_WATCHDOG_FILE);
+        if ((v = pod_app_get_annotation(app, APP_ANNOTATION_HEALTH_CMD))) {
+                int r = command_from_json(v, &l.health_cmd);
+                if (r < 0)
+                        return error_sys(err, r, "app %s: %s", app->name, APP_ANNOTATION_HEALTH_CMD);
+        }
+        if ((v = pod_app_get_annotation(app, APP_ANNOTATION_HEALTH_INTERVAL)))
+                (void) parse_duration(v, &l.health_interval_usec);
+        if ((v = pod_app_get_annotation(app, APP_ANNOTATION_HEALTH_RETRIES)))
+                l.health_retries = (unsigned) strtoul(v, NULL, 10);
+        if ((v = pod_app_get_annotation(app, APP_ANNOTATION_HEALTH_START_PERIOD)))
+                (void) parse_duration(v, &l.health_start_period_usec);
+        if ((v = pod_app_get_annotation(app, APP_ANNOTATION_HEALTH_ON_FAILURE)))
+                l.health_on_failure = (AppHealthAction) name_index(health_action_names, ELEMENTSOF(health_action_names), v);
+        /* Validation guarantees the names; this keeps a bug from reading
+         * -1 as a policy. */
+        if ((int) l.restart < 0 || (int) l.health_on_failure < 0) {
+                app_lifecycle_done(&l);
+                return error_set(err, -EINVAL, "app %s: an unchecked lifecycle annotation", app->name);
+        }
+        *ret = l;
+        return 0;
+}

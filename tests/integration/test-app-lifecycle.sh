@@ -1,0 +1,176 @@
+#!/bin/bash
+#
+# test-app-lifecycle.sh - an app's life beyond its program (sdpod-manifest(5)
+# "Lifecycle"): --stop-timeout and the pod's default, the hooks (pre-start,
+# pre-stop, post-stop) in the app's root and confinement, restart policies
+# with their count and last exit, in immutable and mutable pods; and the
+# bad input. Real pods, busybox apps.
+
+. "$(dirname "$0")/lib.sh"
+
+use_real_images
+require_tool systemd-nspawn systemd-container
+
+trap '_rc=$?; bg_pods_cleanup; (exit "$_rc"); _lib_on_exit' EXIT
+leak_begin
+
+IMG="$T/img"
+mkdir "$IMG"
+img_busybox_rootfs "$IMG/rootfs"
+img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
+import_ok BB --name=busybox "$IMG/oci"
+
+# wait_for SECONDS CMD...: until CMD succeeds, polled every 100 ms.
+wait_for() {
+	local n=$(($1 * 10)) i
+	shift
+	for ((i = 0; i < n; i++)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+journal_of() { sd journal "$1" 2>/dev/null; }
+
+# ---------------------------------------------------------------------------
+echo "# bad input: refused before a pod exists"
+# ---------------------------------------------------------------------------
+n_pods() { sd list --no-legend | grep -c . || true; }
+before=$(n_pods)
+assert_exit 2 sd prepare busybox --stop-timeout=soon
+assert_contains "a bad duration is named" "$ERR" '--stop-timeout: "soon" is not a duration'
+assert_exit 2 sd prepare busybox --stop-timeout=0
+assert_contains "a zero grace is refused" "$ERR" "above 0"
+assert_exit 2 sd prepare busybox --restart=sometimes
+assert_contains "a bad restart policy is named" "$ERR" '--restart: "sometimes" is not no, on-failure or always'
+assert_exit 2 sd prepare --pod-stop-timeout=-1 busybox
+assert_contains "a bad pod default is named" "$ERR" "--pod-stop-timeout"
+assert_exit 2 sd prepare busybox --restart=always --restart=no
+assert_contains "an option given twice" "$ERR" "--restart given twice"
+assert_exit 2 sd prepare busybox --pre-start='["/bin/no-such-hook"]'
+assert_contains "a hook that is not in the app's root" "$ERR" "pre-start hook"
+assert_contains "names the program" "$ERR" "no-such-hook"
+assert_exit 2 sd prepare busybox --pre-stop='[1, 2]'
+assert_contains "a hook that is not a list of strings" "$ERR" "not a JSON array of non-empty strings"
+assert_exit 2 sd prepare busybox --health-retries=3
+assert_contains "health settings need a health command" "$ERR" "without sdpod/health-cmd"
+assert_eq "nothing was prepared" "$before" "$(n_pods)"
+
+# ---------------------------------------------------------------------------
+echo "# hooks: pre-start, pre-stop, post-stop, in the app's root, in its log"
+# ---------------------------------------------------------------------------
+run_bg H busybox --app=web --user=1000 --exec=/bin/sh \
+	--pre-start='echo pre-start as $(id -u) in $(ls /bin/busybox)' \
+	--pre-stop='echo pre-stop; sleep 1' \
+	--post-stop='["/bin/echo", "post-stop", "ran"]' \
+	-- -c 'trap "echo main got TERM; exit 0" TERM; echo main runs; while :; do sleep 0.1; done'
+wait_app "$H" web
+assert_exit 0 sd stop "$H"
+wait_pid "$H_PID"
+J=$(journal_of "$H")
+assert_contains "the pre-start hook ran as the app's user" "$J" "pre-start as 1000"
+assert_contains "in the app's root (it has busybox)" "$J" "pre-start as 1000 in /bin/busybox"
+assert_contains "the pre-stop hook ran" "$J" "pre-stop"
+assert_contains "then the app got SIGTERM" "$J" "main got TERM"
+check "pre-stop ran before the app's SIGTERM" awk '/pre-stop/ {p=NR} /main got TERM/ {t=NR} END {exit !(p && t && p < t)}' <<<"$J"
+assert_contains "the post-stop hook ran" "$J" "post-stop ran"
+assert_eq "the app's own status is recorded" 0 "$(status_of "$H" app-web)"
+
+# ---------------------------------------------------------------------------
+echo "# --stop-timeout: the grace before SIGKILL"
+# ---------------------------------------------------------------------------
+ignore_term='trap "" TERM; while :; do sleep 0.1; done'
+run_bg G busybox --app=slow --stop-timeout=1s --exec=/bin/sh -- -c "$ignore_term" \
+	--- busybox --app=slower --exec=/bin/sh -- -c "$ignore_term"
+wait_app "$G" slow
+t0=$(date +%s%N)
+assert_exit 0 timeout 30 "$SDPOD" --dir="$DATA" stop "$G"
+ms=$((($(date +%s%N) - t0) / 1000000))
+echo "# stop of a 1 s app and a default (10 s) one took $ms ms"
+check "the default grace is the stage1's 10 s" test "$ms" -ge 9000
+wait_pid "$G_PID"
+assert_eq "the app with 1 s was killed" 137 "$(status_of "$G" app-slow)"
+assert_eq "the other too, after its 10 s" 137 "$(status_of "$G" app-slower)"
+
+run_bg P --pod-stop-timeout=1s busybox --app=slow --exec=/bin/sh -- -c "$ignore_term"
+wait_app "$P" slow
+t0=$(date +%s%N)
+assert_exit 0 sd stop "$P"
+ms=$((($(date +%s%N) - t0) / 1000000))
+echo "# stop with the pod's default of 1 s took $ms ms"
+check "the pod's default applies to its apps (well under 10 s)" test "$ms" -lt 6000
+wait_pid "$P_PID"
+
+# sdpod stop --timeout: the pod is killed when it has not halted by then.
+run_bg S busybox --app=slow --exec=/bin/sh -- -c "$ignore_term"
+wait_app "$S" slow
+t0=$(date +%s%N)
+assert_exit 0 sd stop --timeout=1s "$S"
+ms=$((($(date +%s%N) - t0) / 1000000))
+echo "# stop --timeout=1s took $ms ms"
+check "stop --timeout kills the pod after its timeout" test "$ms" -lt 6000
+assert_contains "and says so" "$ERR" "did not halt within 1 s"
+wait_pid "$S_PID"
+
+# ---------------------------------------------------------------------------
+echo "# --restart: on-failure and always, with a backoff; the pod runs on"
+# ---------------------------------------------------------------------------
+run_bg R busybox --app=crash --restart=on-failure --exec=/bin/sh -- -c 'echo crashing; sleep 0.2; exit 3' \
+	--- busybox --app=done --restart=on-failure --exec=/bin/true \
+	--- busybox --app=loop --restart=always --exec=/bin/sh -- -c 'sleep 0.2; exit 0'
+check "the failing app was restarted at least 3 times" wait_for 20 \
+	sh -c "[ \"\$(\"$SDPOD\" --dir=\"$DATA\" status \"$R\" | sed -n 's/^app-crash.restarts=//p')\" -ge 3 ]"
+assert_eq "the immutable pod runs on while its app restarts" running "$(status_of "$R" state)"
+assert_eq "the last exit before a restart" 3 "$(status_of "$R" app-crash.restart-exit-status)"
+check "an app that always restarts was restarted after exit 0" test -n "$(status_of "$R" app-loop.restarts)"
+assert_eq "an app that succeeded is not restarted on-failure" "" "$(status_of "$R" app-done.restarts)"
+assert_eq "its status is recorded" 0 "$(status_of "$R" app-done)"
+STATUS_JSON=$(sd status --format=json "$R")
+assert_jq "status --format=json has the restart count" "$STATUS_JSON" \
+	'.apps[] | select(.name == "crash") | .restarts >= 3 and .restart_exit_status == 3' true
+J=$(journal_of "$R")
+assert_contains "each restart is logged with its backoff" "$J" "restart 3, after 400 ms"
+assert_exit 0 sd stop "$R"
+wait_pid "$R_PID"
+assert_eq "a stop is not a failure to restart from" exited "$(status_of "$R" state)"
+
+# ---------------------------------------------------------------------------
+echo "# a mutable pod: podapp add with a lifecycle, status, stop --grace"
+# ---------------------------------------------------------------------------
+assert_exit 0 pa sandbox
+M=$OUT
+assert_exit 0 pa add "$M" --app=flaky --restart=on-failure --exec=/bin/sh busybox -- -c 'sleep 0.2; exit 5'
+assert_exit 0 pa start "$M" --app=flaky
+check "the app of a sandbox is restarted, and the sandbox does not halt" wait_for 20 \
+	sh -c "pa_restarts=\$(\"$PODAPP\" --dir=\"$DATA\" status \"$M\" --app=flaky --format=json | jq .restarts); [ \"\$pa_restarts\" -ge 2 ]"
+assert_eq "the sandbox runs on" running "$(status_of "$M" state)"
+assert_exit 0 pa status "$M" --app=flaky
+assert_match "podapp status shows the restarts and the last exit" 'restarts: [0-9]+ \(the last after exit 5\)' "$OUT"
+assert_exit 0 pa list "$M"
+assert_contains "podapp list has a RESTARTS column" "$OUT" "RESTARTS"
+assert_exit 0 pa stop "$M" --app=flaky
+assert_exit 0 pa start "$M" --app=flaky
+assert_jq "a start begins a new count" "$(pa status "$M" --app=flaky --format=json)" .restarts 0
+assert_exit 0 pa rm "$M" --app=flaky
+
+assert_exit 0 pa add "$M" --app=stubborn --stop-timeout=1s --exec=/bin/sh busybox -- -c "$ignore_term"
+assert_exit 0 pa start "$M" --app=stubborn
+t0=$(date +%s%N)
+assert_exit 0 pa stop "$M" --app=stubborn
+ms=$((($(date +%s%N) - t0) / 1000000))
+echo "# podapp stop of an app with --stop-timeout=1s took $ms ms"
+check "the app's own stop timeout is stop's default grace" test "$ms" -lt 5000
+assert_exit 0 pa start "$M" --app=stubborn
+t0=$(date +%s%N)
+assert_exit 0 pa stop "$M" --app=stubborn --grace=3s
+ms=$((($(date +%s%N) - t0) / 1000000))
+echo "# podapp stop --grace=3s of the same app took $ms ms"
+assert_contains "a longer --grace is bounded by the app's stop timeout, and says so" "$ERR" \
+	"its stop timeout, 1000 ms, bounds the grace of 3000 ms"
+check "the app was killed at its stop timeout" test "$ms" -lt 2900
+assert_jq "and then it is killed" "$(pa status "$M" --app=stubborn --format=json)" .exit_code 137
+assert_exit 0 sd stop "$M"
+
+remove_all_pods
+leak_check
