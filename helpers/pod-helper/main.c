@@ -14,6 +14,13 @@
  *   restarting NAME    ExecStartPre=+ of an app with a restart policy: on
  *                      a restart, records it (/sdpod/status/NAME.restarts)
  *                      and waits out the backoff
+ *   watchdog NAME      app-watchdog@NAME.service: the file watchdog of
+ *                      an app (sdpod/watchdog-file): SIGABRT to the app
+ *                      when it has not touched the file in time
+ *   health NAME ok|fail
+ *                      app-healthy@ and app-unhealthy@NAME.service: records
+ *                      the app's health (/sdpod/status/NAME.health) and acts
+ *                      on sdpod/health-on-failure
  *   wait-network       sdpod-network.service: returns once the host has
  *                      attached the pod's network (/sdpod/net/ready)
  *   fail CODE MESSAGE  an app or manifest the generator could not turn into
@@ -24,6 +31,7 @@
 
 #include "basic/fs.h"
 #include "basic/macro.h"
+#include "basic/time-util.h"
 #include "bus/bus-util.h"
 #include "net/net-files.h"
 #include "net/pod-network.h"
@@ -121,6 +129,128 @@ static int restarting(const char *app) {
         return 0;
 }
 
+/* The lifecycle of app, which borrows from the manifest, *ret_m. */
+static int load_lifecycle(const char *app, PodManifest **ret_m, AppLifecycle *ret, Error **err) {
+        /* The pod's root may search the pod directory, not list it. */
+        _cleanup_close_ int dir = open(pod_dir(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0)
+                return error_sys(err, -errno, "%s", pod_dir());
+        int r = pod_manifest_read_at(dir, "pod", "pod manifest", ret_m, err);
+        if (r < 0)
+                return r;
+        const PodApp *a = pod_manifest_find_app(*ret_m, app);
+        if (!a)
+                return error_set(err, -ENOENT, "pod manifest: no app %s", app);
+        return app_lifecycle_of(*ret_m, a, ret, err);
+}
+
+static int open_status_dir(Error **err) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/status", pod_dir());
+        int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? error_sys(err, -errno, "%s", path) : fd;
+}
+
+/* The file's age is the app's liveness: from the start of the app's run or
+ * the file's last change, whichever is later. Polled at most once a
+ * second; the app's run is known by its start time, so a restarted app is
+ * given its full timeout again, and an app killed for it is killed once. */
+static int watchdog(const char *app) {
+        Error *err = NULL;
+        _cleanup_pod_manifest_ PodManifest *m = NULL;
+        _cleanup_(app_lifecycle_done) AppLifecycle l = {};
+        _cleanup_bus_ sd_bus *bus = NULL;
+        char unit[256], root[PATH_MAX];
+        snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app);
+        snprintf(root, sizeof(root), POD_APPS_DIR "/%s/rootfs", app);
+        if (load_lifecycle(app, &m, &l, &err) < 0 || bus_open_systemd_private(SYSTEMD_PRIVATE_SOCKET, &bus, &err) < 0)
+                return fail(err);
+        if (!l.watchdog_file || !l.watchdog_usec)
+                return fail((error_set(&err, -EINVAL, "app %s has no file watchdog", app), err));
+        _cleanup_close_ int rootfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (rootfd < 0)
+                return fail((error_sys(&err, -errno, "%s", root), err));
+        uint64_t killed_run = 0;
+        for (;;) {
+                UnitState st;
+                if (bus_unit_state(bus, unit, &st, &err) < 0)
+                        return fail(err);
+                uint64_t now = now_usec(), since = st.started_usec, wait = USEC_PER_SEC;
+                /* Resolved inside the app's root: the path is the app's. */
+                _cleanup_close_ int fd = open_in_root(rootfd, l.watchdog_file, O_PATH, 0);
+                struct stat sb;
+                if (fd >= 0 && fstat(fd, &sb) >= 0) {
+                        uint64_t mtime = (uint64_t) sb.st_mtim.tv_sec * USEC_PER_SEC + (uint64_t) sb.st_mtim.tv_nsec / 1000;
+                        if (mtime > since)
+                                since = mtime;
+                }
+                if (st.started_usec && st.started_usec != killed_run) {
+                        if (now >= since + l.watchdog_usec) {
+                                printf("app %s did not touch %s for %llu ms: killing it (SIGABRT)\n", app, l.watchdog_file,
+                                       (unsigned long long) ((now - since) / 1000));
+                                fflush(stdout);
+                                if (bus_unit_kill(bus, unit, "main", SIGABRT, &err) < 0)
+                                        return fail(err);
+                                killed_run = st.started_usec;
+                        } else if (since + l.watchdog_usec - now < wait)
+                                wait = since + l.watchdog_usec - now;
+                }
+                usleep((useconds_t) wait);
+        }
+}
+
+/* After each health check: the state (starting, healthy, unhealthy) of the
+ * app's current run, and what sdpod/health-on-failure says when it has
+ * just become unhealthy. Failures within the start period do not count. */
+static int health(const char *app, bool ok) {
+        Error *err = NULL;
+        _cleanup_pod_manifest_ PodManifest *m = NULL;
+        _cleanup_(app_lifecycle_done) AppLifecycle l = {};
+        _cleanup_bus_ sd_bus *bus = NULL;
+        char unit[256], file[128], buf[64];
+        snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app);
+        UnitState st;
+        if (load_lifecycle(app, &m, &l, &err) < 0 || bus_open_systemd_private(SYSTEMD_PRIVATE_SOCKET, &bus, &err) < 0 ||
+            bus_unit_state(bus, unit, &st, &err) < 0)
+                return fail(err);
+        _cleanup_close_ int dir = open_status_dir(&err);
+        if (dir < 0)
+                return fail(err);
+        PodAppHealthRecord h;
+        if (pod_app_health_read_at(dir, app, &h) < 0 || h.run_usec != st.started_usec)
+                h = (PodAppHealthRecord) { .state = POD_APP_HEALTH_STARTING, .run_usec = st.started_usec };
+        bool became_unhealthy = false;
+        if (ok)
+                h.state = POD_APP_HEALTH_HEALTHY, h.failures = 0;
+        else if (now_usec() >= st.started_usec + l.health_start_period_usec) {
+                h.failures++;
+                printf("app %s: health check failed (%u in a row; unhealthy at %u)\n", app, h.failures, l.health_retries);
+                if (h.failures >= l.health_retries && h.state != POD_APP_HEALTH_UNHEALTHY) {
+                        h.state = POD_APP_HEALTH_UNHEALTHY;
+                        became_unhealthy = true;
+                }
+        }
+        snprintf(file, sizeof(file), "%s" POD_APP_HEALTH_SUFFIX, app);
+        int n = snprintf(buf, sizeof(buf), "%s %u %llu\n", pod_app_health_to_string(h.state), h.failures,
+                         (unsigned long long) h.run_usec);
+        if (write_file_atomic_at(dir, file, buf, n, 0644, &err) < 0)
+                return fail(err);
+        if (!became_unhealthy || l.health_on_failure == APP_HEALTH_NONE) {
+                if (became_unhealthy)
+                        printf("app %s is unhealthy\n", app);
+                return 0;
+        }
+        bool restart = l.health_on_failure == APP_HEALTH_RESTART;
+        printf("app %s is unhealthy: %s it\n", app, restart ? "restarting" : "stopping");
+        fflush(stdout);
+        /* Not waited for: the job stops the timer whose check called us. */
+        BusJob job;
+        if (bus_job_start(bus, restart ? "RestartUnit" : "StopUnit", unit, "replace", &job, &err) < 0)
+                return fail(err);
+        bus_job_done(&job);
+        return 0;
+}
+
 /* Until the host writes net/ready, which the pod cannot write: woken by
  * inotify on the pod directory's net/ (the host creates it before the pod
  * starts; a pod without it is from before networks: nothing to wait for). */
@@ -174,6 +304,10 @@ int main(int argc, char **argv) {
                 return pod_exit();
         if (argc == 3 && streq(argv[1], "restarting"))
                 return restarting(argv[2]);
+        if (argc == 3 && streq(argv[1], "watchdog"))
+                return watchdog(argv[2]);
+        if (argc == 4 && streq(argv[1], "health") && (streq(argv[3], "ok") || streq(argv[3], "fail")))
+                return health(argv[2], streq(argv[3], "ok"));
         if (argc == 2 && streq(argv[1], "wait-network"))
                 return wait_network();
         if (argc == 2 && streq(argv[1], "ready")) {
@@ -184,7 +318,8 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "%s\n", argv[3]);
                 return atoi(argv[2]) ?: 1;
         }
-        fprintf(stderr, "Usage: pod-helper reap APP | halt APP | restarting APP | exit | ready | wait-network | fail CODE MESSAGE\n"
+        fprintf(stderr, "Usage: pod-helper reap APP | halt APP | restarting APP | watchdog APP | health APP ok|fail | exit |\n"
+                        "                  ready | wait-network | fail CODE MESSAGE\n"
                         "The stage1's helper inside a pod; see sdpod-stage1(7).\n");
         return 2;
 }

@@ -44,7 +44,8 @@ static int usage_error_from(const char *command, Error *err) {
 
 static const char sandbox_usage[] =
         "Usage: podapp sandbox [--name=NAME] [--volume=SPEC]... [--keep-on-app-failure]\n"
-        "                      [--private-users=yes|no] [NETWORK OPTIONS]\n"
+        "                      [--private-users=yes|no] [--pod-stop-timeout=DURATION]\n"
+        "                      [NETWORK OPTIONS]\n"
         "\n"
         "Prepares a mutable pod with no apps, starts it (as pod@UUID.service when\n"
         "the host runs systemd with sdpod installed, otherwise as a detached\n"
@@ -59,6 +60,8 @@ static const char sandbox_usage[] =
         "  --keep-on-app-failure  a failed app does not halt the pod\n"
         "  --private-users=no     no user namespace: root in the pod is root on the\n"
         "                         host (see sdpod-security(7))\n"
+        "  --pod-stop-timeout=DURATION\n"
+        "                         every app's stop timeout unless it has its own\n"
         "\n"
         "Network options, as for 'sdpod prepare' (sdpod(1) NETWORKING); every app\n"
         "added later joins the pod's network:\n"
@@ -77,6 +80,7 @@ static int verb_sandbox(int argc, char **argv) {
                 { "volume", required_argument, NULL, 'v' },
                 { "keep-on-app-failure", no_argument, NULL, 'k' },
                 { "private-users", required_argument, NULL, 'u' },
+                { "pod-stop-timeout", required_argument, NULL, 't' },
                 { "net", required_argument, NULL, 'N' },
                 { "port", required_argument, NULL, 'N' },
                 { "dns", required_argument, NULL, 'N' },
@@ -132,6 +136,12 @@ static int verb_sandbox(int argc, char **argv) {
                                 goto out;
                         }
                         break;
+                case 't':
+                        if (pod_stop_timeout_arg_parse(optarg, &args, &err) < 0) {
+                                status = usage_error_from(argv[0], err);
+                                goto out;
+                        }
+                        break;
                 default:
                         fprintf(stderr, "Try '%s --help'.\n", argv[0]);
                         status = EXIT_USAGE;
@@ -167,17 +177,10 @@ static const char add_usage[] =
         "its root from IMAGE, makes it visible in the pod and has the pod's systemd\n"
         "load its units. The app is then prepared; 'podapp start' runs it.\n"
         "\n"
-        "  --app=NAME            the app's name (lowercase letters, digits, '-'); required\n"
+        "  --app=NAME              the app's name (lowercase letters, digits, '-'); required\n"
         "\n"
-        "App options, as for 'sdpod prepare':\n"
-        "  --exec=PATH           the program (replaces the image's entrypoint)\n"
-        "  --set-env=NAME=VALUE  an environment variable (repeatable)\n"
-        "  --user=USER           user name or number in the image\n"
-        "  --group=GROUP         group name or number in the image\n"
-        "  --working-dir=PATH    working directory\n"
-        "  --mount=volume=NAME,target=PATH\n"
-        "                        mount one of the pod's volumes (repeatable)\n"
-        "  -- ARGS...            the app's arguments (replace the image's command)\n";
+        "App options, as for 'sdpod prepare':\n" CLI_APP_OPTIONS_HELP
+        "  -- ARGS...              the app's arguments (replace the image's command)\n";
 
 static int verb_add(int argc, char **argv) {
         if (cli_wants_help(argc, argv)) {
@@ -300,8 +303,8 @@ static const char stop_usage[] =
         "The app stays in the pod ('podapp start' runs it again, 'podapp rm' removes\n"
         "it), and the pod runs on.\n"
         "\n"
-        "  --grace=DURATION  how long the app has to exit (default and most: its\n"
-        "                    --stop-timeout, or 10s)\n";
+        "  --grace=DURATION  how long the app has to exit (default and most: the\n"
+        "                    app's stop timeout, 10s unless it has one)\n";
 
 static const char rm_usage[] =
         "Usage: podapp rm UUID --app=NAME [--grace=DURATION]\n"
@@ -310,8 +313,8 @@ static const char rm_usage[] =
         "with everything it had: its root and its changes to it, its units and its\n"
         "exit status. The pod runs on.\n"
         "\n"
-        "  --grace=DURATION  how long the app has to exit (default and most: its\n"
-        "                    --stop-timeout, or 10s)\n";
+        "  --grace=DURATION  how long the app has to exit (default and most: the\n"
+        "                    app's stop timeout, 10s unless it has one)\n";
 
 static int run_app_op(int argc, char **argv, const char *verb_usage, unsigned want,
                       int (*op)(PodStore *ps, Pod *p, const AppVerbArgs *a, Error **err)) {
@@ -359,7 +362,8 @@ static struct json_object *status_json(const AppStatus *s) {
             cli_json_add_time(o, "finished", s->finished_usec) < 0 ||
             json_object_object_add(o, "exit_code", s->has_exit_code ? json_object_new_int(s->exit_code) : NULL) < 0 ||
             json_object_object_add(o, "restarts", json_object_new_int((int) s->restarts)) < 0 ||
-            json_object_object_add(o, "restart_exit_code", s->restarts ? json_object_new_int(s->restart_exit_code) : NULL) < 0) {
+            json_object_object_add(o, "restart_exit_code", s->restarts ? json_object_new_int(s->restart_exit_code) : NULL) < 0 ||
+            json_object_object_add(o, "health", s->health ? json_object_new_string(s->health) : NULL) < 0) {
                 json_object_put(o);
                 return NULL;
         }
@@ -460,6 +464,8 @@ static int verb_status(int argc, char **argv) {
                 printf("restarts: %u (the last after exit %d)\n", s.restarts, s.restart_exit_code);
         else
                 printf("restarts: 0\n");
+        if (s.health)
+                printf("health:   %s\n", s.health);
         return EXIT_OK;
 }
 

@@ -58,15 +58,10 @@ static const char prepare_usage[] =
         "  --dns-option=OPTION     a resolv.conf option, as ndots:2 (repeatable)\n"
         "  --hostname=NAME         the pod's host name (default: its machine name)\n"
         "  --hosts-entry=IP=NAME   a line of the pod's /etc/hosts (repeatable)\n"
+        "  --pod-stop-timeout=DURATION\n"
+        "                          every app's stop timeout unless it has its own\n"
         "App options (after its IMAGE, or before the first IMAGE for the first app):\n"
-        "  --app=NAME              the app's name (default: from the image name)\n"
-        "  --exec=PATH             run PATH instead of the image's entrypoint and command\n"
-        "  --set-env=NAME=VALUE    set an environment variable (repeatable)\n"
-        "  --user=USER             user (name or number) to run as\n"
-        "  --group=GROUP           group (name or number) to run as\n"
-        "  --working-dir=PATH      working directory\n"
-        "  --mount=volume=NAME,target=PATH\n"
-        "                          mount a pod volume in the app\n";
+        "  --app=NAME              the app's name (default: from the image name)\n" CLI_APP_OPTIONS_HELP;
 
 int verb_prepare(int argc, char **argv) {
         if (cli_wants_help(argc, argv)) {
@@ -238,7 +233,8 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
                             cli_json_add_time(a, "exited", e && e->exited ? e->exited_usec : 0) < 0 ||
                             json_object_object_add(a, "restarts", json_object_new_int(e ? (int) e->restarts : 0)) < 0 ||
                             json_object_object_add(a, "restart_exit_status",
-                                                   e && e->restarts ? json_object_new_int(e->restart_exit_status) : NULL) < 0)
+                                                   e && e->restarts ? json_object_new_int(e->restart_exit_status) : NULL) < 0 ||
+                            json_object_object_add(a, "health", e && e->health ? json_object_new_string(e->health) : NULL) < 0)
                                 return cli_print_json(NULL);
                 }
                 if (json_object_object_add(o, "apps", TAKE_PTR(apps)) < 0 ||
@@ -287,6 +283,8 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
                 if (e->restarts)
                         printf("app-%s.restarts=%u\napp-%s.restart-exit-status=%d\n", e->name, e->restarts, e->name,
                                e->restart_exit_status);
+                if (e->health)
+                        printf("app-%s.health=%s\n", e->name, e->health);
         }
         if (info->manifest_error)
                 printf("manifest-error=%s\n", info->manifest_error);

@@ -189,6 +189,9 @@ static void read_app_records(AppPod *ap, const char *app, PodAppExit *ret) {
                 return;
         (void) pod_app_exit_read_at(fd, app, ret);
         (void) pod_app_restarts_read_at(fd, app, ret);
+        PodAppHealthRecord h;
+        if (ret->health && pod_app_health_read_at(fd, app, &h) >= 0)
+                ret->health = pod_app_health_to_string(h.state);
 }
 
 /* Takes pod.lck with operation; -EBUSY cannot happen (it waits). */
@@ -447,13 +450,19 @@ static int app_status_of(AppPod *ap, const PodApp *app, AppStatus *ret, Error **
         if (!s.name)
                 return error_sys(err, -ENOMEM, "app %s", app->name);
         (void) parse_created(app, ap->manifest, &s.created_usec);
-        PodAppExit e = {};
+        /* An app with a health check is starting until a check says. */
+        PodAppExit e = {
+                .health = pod_app_get_annotation(app, APP_ANNOTATION_HEALTH_CMD)
+                                  ? pod_app_health_to_string(POD_APP_HEALTH_STARTING)
+                                  : NULL,
+        };
         read_app_records(ap, app->name, &e);
         uint64_t recorded = e.exited_usec;
         s.has_exit_code = e.exited;
         s.exit_code = e.exit_status;
         s.restarts = e.restarts;
         s.restart_exit_code = e.restart_exit_status;
+        s.health = e.health;
         if (has_app_file(ap, app->name, APP_DELETING))
                 s.state = APP_STATE_DELETING;
         else if (!ap->running)

@@ -51,6 +51,7 @@ typedef struct AppStatus {
         bool has_exit_code;
         unsigned restarts;      /* by its restart policy, since it was last started */
         int restart_exit_code;  /* with restarts: its exit status before the last */
+        const char *health;     /* with a health check: "starting", "healthy", "unhealthy"; else NULL */
 } AppStatus;
 
 void app_status_done(AppStatus *s);

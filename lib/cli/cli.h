@@ -30,6 +30,34 @@ typedef struct CliGlobals {
 
 extern CliGlobals cli;
 
+/* The --help text of the app options after --app (sdpod prepare and run,
+ * podapp add), whose grammar is app-args.h's. */
+#define CLI_APP_OPTIONS_HELP \
+        "  --exec=PATH             run PATH instead of the image's entrypoint and command\n" \
+        "  --set-env=NAME=VALUE    set an environment variable (repeatable)\n" \
+        "  --user=USER             user (name or number) to run as\n" \
+        "  --group=GROUP           group (name or number) to run as\n" \
+        "  --working-dir=PATH      working directory\n" \
+        "  --mount=volume=NAME,target=PATH\n" \
+        "                          mount a pod volume in the app\n" \
+        "App lifecycle options (sdpod(1); CMD: a JSON array of strings, or a shell\n" \
+        "command line for /bin/sh -c):\n" \
+        "  --stop-timeout=DURATION how long the app has to stop before SIGKILL (10s)\n" \
+        "  --restart=no|on-failure|always\n" \
+        "                          restart the app when it exits (with a backoff)\n" \
+        "  --pre-start=CMD         run before the app, in its root and confinement\n" \
+        "  --pre-stop=CMD          run on a stop, before SIGTERM (within the timeout)\n" \
+        "  --post-stop=CMD         run after the app has exited\n" \
+        "  --watchdog=DURATION     kill the app (SIGABRT) when it has not pinged\n" \
+        "                          (sd_notify WATCHDOG=1) for that long\n" \
+        "  --watchdog-file=PATH    or when it has not touched PATH for that long\n" \
+        "  --health-cmd=CMD        a health check, run by a timer in the pod\n" \
+        "  --health-interval=DURATION  between checks (30s)\n" \
+        "  --health-retries=N      failures in a row that make it unhealthy (3)\n" \
+        "  --health-start-period=DURATION  failures that do not count at first (0)\n" \
+        "  --health-on-failure=none|restart|stop\n" \
+        "                          what an unhealthy app gets (none)\n"
+
 typedef struct Verb {
         const char *name;
         int (*run)(int argc, char **argv);

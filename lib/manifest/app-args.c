@@ -140,6 +140,15 @@ int private_users_arg_parse(const char *s, PodArgs *pod, Error **err) {
         return 0;
 }
 
+int pod_stop_timeout_arg_parse(const char *s, PodArgs *pod, Error **err) {
+        if (pod->stop_timeout)
+                return error_set(err, -EINVAL, "--pod-stop-timeout given twice");
+        int r = app_lifecycle_check(APP_ANNOTATION_STOP_TIMEOUT, s, err);
+        if (r < 0)
+                return error_prefix(err, "--pod-stop-timeout");
+        return (pod->stop_timeout = strdup(s)) ? 0 : error_sys(err, -ENOMEM, "--pod-stop-timeout");
+}
+
 typedef enum OptionKind { OPTION_POD, OPTION_APP } OptionKind;
 
 static const struct {
@@ -240,13 +249,8 @@ static int apply_option(PodArgs *pod, AppArgs *app, const char *option, const ch
         }
         if (streq(option, "private-users"))
                 return private_users_arg_parse(value, pod, err);
-        if (streq(option, "pod-stop-timeout")) {
-                if (pod->stop_timeout)
-                        return error_set(err, -EINVAL, "--pod-stop-timeout given twice");
-                if ((r = app_lifecycle_check(APP_ANNOTATION_STOP_TIMEOUT, value, err)) < 0)
-                        return error_prefix(err, "--pod-stop-timeout");
-                return (pod->stop_timeout = strdup(value)) ? 0 : error_sys(err, -ENOMEM, "--pod-stop-timeout");
-        }
+        if (streq(option, "pod-stop-timeout"))
+                return pod_stop_timeout_arg_parse(value, pod, err);
         const char *annotation = app_lifecycle_annotation_of_option(option);
         if (annotation)
                 return add_lifecycle(app, option, annotation, value, err);

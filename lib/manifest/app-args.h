@@ -72,6 +72,9 @@ void pod_args_done(PodArgs *a);
 /* The value of --private-users: "yes" (the default) or "no". */
 int private_users_arg_parse(const char *s, PodArgs *pod, Error **err);
 
+/* The value of --pod-stop-timeout: a duration above 0; once. */
+int pod_stop_timeout_arg_parse(const char *s, PodArgs *pod, Error **err);
+
 /* "NAME,kind=host,source=PATH[,readOnly=true]" or "NAME,kind=empty". */
 int volume_arg_parse(const char *s, VolumeArg *ret, Error **err);
 /* "volume=NAME,target=PATH" */

@@ -6,6 +6,7 @@
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "basic/warn.h"
+#include "manifest/app-lifecycle.h"
 #include "pod/pod-info.h"
 
 void pod_info_done(PodInfo *info) {
@@ -89,6 +90,40 @@ int pod_app_restarts_read_at(int status_fd, const char *name, PodAppExit *ret) {
         return 0;
 }
 
+static const char *const health_names[] = { "starting", "healthy", "unhealthy" };
+
+const char *pod_app_health_to_string(PodAppHealth h) {
+        return (unsigned) h < ELEMENTSOF(health_names) ? health_names[h] : NULL;
+}
+
+int pod_app_health_read_at(int status_fd, const char *name, PodAppHealthRecord *ret) {
+        char buf[64], file[128], word[16];
+        snprintf(file, sizeof(file), "%s" POD_APP_HEALTH_SUFFIX, name);
+        _cleanup_close_ int fd = openat(status_fd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0)
+                return -errno;
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode))
+                return -EBADMSG;
+        ssize_t n = read(fd, buf, sizeof(buf) - 1);
+        if (n < 0)
+                return -errno;
+        buf[n] = 0;
+        unsigned failures;
+        unsigned long long run;
+        int end = 0;
+        if (sscanf(buf, "%15s %u %llu%n", word, &failures, &run, &end) != 3 || (buf[end] && !streq(buf + end, "\n")))
+                return -EBADMSG;
+        for (size_t i = 0; i < ELEMENTSOF(health_names); i++)
+                if (streq(word, health_names[i])) {
+                        *ret = (PodAppHealthRecord) { .state = (PodAppHealth) i, .failures = failures, .run_usec = run };
+                        return 0;
+                }
+        return -EBADMSG;
+}
+
 /* Statuses are only read for apps of the manifest: the names come from a
  * validated manifest, never from the directory. */
 static int read_app_exits(Pod *p, PodInfo *info) {
@@ -111,7 +146,13 @@ static int read_app_exits(Pod *p, PodInfo *info) {
                 if (r < 0 && r != -ENOENT)
                         warn("pod %s: %s/%s" POD_APP_RESTARTS_SUFFIX ": %s, ignoring", p->uuid, POD_APP_STATUS_DIR, name,
                              r == -EBADMSG ? "not a record of restarts" : strerror(-r));
-                if (!e.exited && e.restarts == 0)
+                /* An app with a health check is starting until a check has
+                 * said otherwise. */
+                PodAppHealthRecord h;
+                if (pod_app_get_annotation(&info->manifest->apps[i], APP_ANNOTATION_HEALTH_CMD))
+                        e.health = pod_app_health_to_string(pod_app_health_read_at(fd, name, &h) >= 0 ? h.state
+                                                                                                      : POD_APP_HEALTH_STARTING);
+                if (!e.exited && e.restarts == 0 && !e.health)
                         continue;
                 if (!(e.name = strdup(name)))
                         return -ENOMEM;

@@ -17,6 +17,7 @@ typedef struct PodAppExit {
         uint64_t exited_usec;   /* when it was recorded */
         unsigned restarts;      /* how often systemd restarted it (its restart policy) */
         int restart_exit_status;        /* with restarts: the status it exited with before the last */
+        const char *health;     /* with a health check: "starting", "healthy", "unhealthy"; else NULL */
 } PodAppExit;
 
 typedef struct PodInfo {
@@ -58,6 +59,25 @@ int pod_app_exit_read_at(int status_fd, const char *name, PodAppExit *ret);
 /* Reads it into ret's restarts and restart_exit_status; -ENOENT: never
  * restarted; -EBADMSG: not such a record. */
 int pod_app_restarts_read_at(int status_fd, const char *name, PodAppExit *ret);
+
+/* An app with a health check has NAME.health: its state, the failures in a
+ * row and the start of the app's run they are of (realtime usec), "healthy
+ * 0 1764000000000000\n", written by the stage1's pod-helper after each
+ * check. */
+#define POD_APP_HEALTH_SUFFIX ".health"
+typedef enum PodAppHealth {
+        POD_APP_HEALTH_STARTING,
+        POD_APP_HEALTH_HEALTHY,
+        POD_APP_HEALTH_UNHEALTHY,
+} PodAppHealth;
+const char *pod_app_health_to_string(PodAppHealth h);
+typedef struct PodAppHealthRecord {
+        PodAppHealth state;
+        unsigned failures;
+        uint64_t run_usec;
+} PodAppHealthRecord;
+/* -ENOENT: no check has finished yet; -EBADMSG: not such a record. */
+int pod_app_health_read_at(int status_fd, const char *name, PodAppHealthRecord *ret);
 
 /* The image ids every pod refers to, in every state: image gc keeps their
  * trees, which pods use as the lower layer of their apps' roots. */

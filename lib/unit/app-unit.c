@@ -473,6 +473,12 @@ static void write_app_unit_section(FILE *f, const PodApp *app, const AppLifecycl
         if (l && l->restart != APP_RESTART_NO)
                 fprintf(f, "Wants=" APP_RESTARTING_UNIT_FORMAT "\nAfter=" APP_RESTARTING_UNIT_FORMAT "\n", app->name,
                         app->name);
+        /* Each bound to the app (BindsTo=, After=): started with it,
+         * stopped with it. */
+        if (l && l->watchdog_file)
+                fprintf(f, "Wants=" APP_WATCHDOG_UNIT_FORMAT "\n", app->name);
+        if (l && l->health_cmd)
+                fprintf(f, "Wants=" APP_HEALTH_TIMER_FORMAT "\n", app->name);
         write_no_start_limit(f);
         write_stop_conflicts(f);
         write_on_failure(f, app, graph);
@@ -748,6 +754,56 @@ int reaper_unit_render(const PodApp *app, PodGraph graph, char **ret) {
                 "RemainAfterExit=yes\n"
                 "ExecStop=" POD_HELPER " reap %s\n",
                 app->name);
+        return text_finish(f, &buf, 0, ret);
+}
+
+int health_unit_render(const AppUnit *u, char **ret) {
+        const char *name = u->app->name;
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        fputs(UNIT_HEADER "\n[Unit]\nDescription=Health check of app ", f);
+        write_description_text(f, name);
+        /* Each result goes to the stage1's helper, which keeps the state
+         * and acts on it: the check runs in the app's root, where the
+         * helper is not. */
+        fprintf(f,
+                "\nSourcePath=" POD_MANIFEST_PATH "\nDefaultDependencies=no\n"
+                "OnSuccess=" APP_HEALTHY_UNIT_FORMAT "\nOnFailure=" APP_UNHEALTHY_UNIT_FORMAT "\n",
+                name, name);
+        write_no_start_limit(f);
+        write_stop_conflicts(f);
+        fputs("\n[Service]\nType=oneshot\n", f);
+        write_app_root(f, u);
+        int r = write_app_identity(f, u, false);
+        /* A check that hangs has failed once its interval is over. */
+        fprintf(f, "TimeoutStartSec=%" PRIu64 "us\n", u->lifecycle.health_interval_usec);
+        write_command(f, "ExecStart=", u->health.path, u->health.argv, &r);
+        fprintf(f, "SyslogIdentifier=%s\n", name);
+        write_app_confinement(f, u);
+        return text_finish(f, &buf, r, ret);
+}
+
+int health_timer_render(const AppUnit *u, char **ret) {
+        const char *name = u->app->name;
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        fputs(UNIT_HEADER "\n[Unit]\nDescription=Health checks of app ", f);
+        write_description_text(f, name);
+        fprintf(f, "\nSourcePath=" POD_MANIFEST_PATH "\nDefaultDependencies=no\n"
+                   "BindsTo=" APP_UNIT_FORMAT "\nAfter=" APP_UNIT_FORMAT "\n", name, name);
+        write_stop_conflicts(f);
+        /* The first check one interval after the app started, then one
+         * interval after each; to the millisecond (the default accuracy
+         * is a minute). */
+        uint64_t usec = u->lifecycle.health_interval_usec;
+        fprintf(f, "\n[Timer]\nOnActiveSec=%" PRIu64 "us\nOnUnitActiveSec=%" PRIu64 "us\nAccuracySec=1ms\n"
+                   "Unit=" APP_HEALTH_UNIT_FORMAT "\n", usec, usec, name);
         return text_finish(f, &buf, 0, ret);
 }
 

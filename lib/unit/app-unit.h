@@ -56,6 +56,16 @@ typedef enum AppExecMode {
  * RestartSteps=): the stage1's app-restarting@NAME.service, which each
  * start of the app pulls in, runs pod-helper restarting. */
 #define APP_RESTARTING_UNIT_FORMAT "app-restarting@%s.service"
+/* The file watchdog of an app (--watchdog-file): the stage1's template,
+ * pod-helper watchdog, bound to the app. */
+#define APP_WATCHDOG_UNIT_FORMAT "app-watchdog@%s.service"
+/* The health check of an app, which the generator writes (the app's
+ * command, root and confinement), the timer that runs it, and the stage1's
+ * templates that record each result and act on it (pod-helper health). */
+#define APP_HEALTH_UNIT_FORMAT "app-health@%s.service"
+#define APP_HEALTH_TIMER_FORMAT "app-health@%s.timer"
+#define APP_HEALTHY_UNIT_FORMAT "app-healthy@%s.service"
+#define APP_UNHEALTHY_UNIT_FORMAT "app-unhealthy@%s.service"
 #define APP_RESTART_SEC_MIN_MSEC 100ULL
 #define APP_RESTART_BACKOFF_MAX_MSEC 10000ULL
 
@@ -140,6 +150,10 @@ int app_unit_render(const AppUnit *u, PodGraph graph, char **ret);
  * app's does (OnFailure=, per graph). */
 int app_unit_render_failure(const PodApp *app, int exit_code, const char *message, PodGraph graph, char **ret);
 int reaper_unit_render(const PodApp *app, PodGraph graph, char **ret);
+/* APP_HEALTH_UNIT_FORMAT and APP_HEALTH_TIMER_FORMAT of an app with a
+ * health check (u->health.path). */
+int health_unit_render(const AppUnit *u, char **ret);
+int health_timer_render(const AppUnit *u, char **ret);
 /* The drop-in of the exec template of the app (APP_EXEC_DROPIN_FORMAT or
  * APP_ENTER_DROPIN_FORMAT): everything of app@NAME.service's [Service] but
  * its type, program and output, which the command brings. */

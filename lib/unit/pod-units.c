@@ -118,6 +118,16 @@ static int build_app(PodUnits *u, const PodManifest *m, size_t index, int pod_ro
                     (r = add_file(u, text, NULL, APP_ENTER_DROPIN_FORMAT, app->name)) < 0 ||
                     (r = app_unit_render(au, graph, &text)) < 0)
                         return r;
+                if (au->health.path) {
+                        char *service = NULL, *timer = NULL;
+                        if ((r = health_unit_render(au, &service)) < 0 ||
+                            (r = add_file(u, service, NULL, APP_HEALTH_UNIT_FORMAT, app->name)) < 0 ||
+                            (r = health_timer_render(au, &timer)) < 0 ||
+                            (r = add_file(u, timer, NULL, APP_HEALTH_TIMER_FORMAT, app->name)) < 0) {
+                                free(text);
+                                return r;
+                        }
+                }
         }
         if ((r = add_file(u, text, NULL, APP_UNIT_FORMAT, app->name)) < 0)
                 return r;

@@ -3,8 +3,9 @@
 # test-app-lifecycle.sh - an app's life beyond its program (sdpod-manifest(5)
 # "Lifecycle"): --stop-timeout and the pod's default, the hooks (pre-start,
 # pre-stop, post-stop) in the app's root and confinement, restart policies
-# with their count and last exit, in immutable and mutable pods; and the
-# bad input. Real pods, busybox apps.
+# with their count and last exit, watchdogs (sd_notify and file), health
+# checks, in immutable and mutable pods; and the bad input. Real pods,
+# busybox apps.
 
 . "$(dirname "$0")/lib.sh"
 
@@ -32,6 +33,11 @@ wait_for() {
 }
 
 journal_of() { sd journal "$1" 2>/dev/null; }
+# status_is UUID KEY VALUE, status_has UUID KEY, journal_has UUID TEXT: for
+# wait_for, which runs them anew each time.
+status_is() { [ "$(status_of "$1" "$2")" = "$3" ]; }
+status_has() { [ -n "$(status_of "$1" "$2")" ]; }
+journal_has() { grep -qF -- "$2" <<<"$(journal_of "$1")"; }
 
 # ---------------------------------------------------------------------------
 echo "# bad input: refused before a pod exists"
@@ -55,6 +61,10 @@ assert_exit 2 sd prepare busybox --pre-stop='[1, 2]'
 assert_contains "a hook that is not a list of strings" "$ERR" "not a JSON array of non-empty strings"
 assert_exit 2 sd prepare busybox --health-retries=3
 assert_contains "health settings need a health command" "$ERR" "without sdpod/health-cmd"
+assert_exit 2 sd prepare busybox --health-cmd='["/bin/no-such-check"]'
+assert_contains "a health command that is not in the app's root" "$ERR" "its health check"
+assert_exit 2 sd prepare busybox --watchdog-file=/tmp/alive
+assert_contains "a watchdog file needs a timeout" "$ERR" "without sdpod/watchdog"
 assert_eq "nothing was prepared" "$before" "$(n_pods)"
 
 # ---------------------------------------------------------------------------
@@ -119,8 +129,8 @@ echo "# --restart: on-failure and always, with a backoff; the pod runs on"
 run_bg R busybox --app=crash --restart=on-failure --exec=/bin/sh -- -c 'echo crashing; sleep 0.2; exit 3' \
 	--- busybox --app=done --restart=on-failure --exec=/bin/true \
 	--- busybox --app=loop --restart=always --exec=/bin/sh -- -c 'sleep 0.2; exit 0'
-check "the failing app was restarted at least 3 times" wait_for 20 \
-	sh -c "[ \"\$(\"$SDPOD\" --dir=\"$DATA\" status \"$R\" | sed -n 's/^app-crash.restarts=//p')\" -ge 3 ]"
+restarted_3() { [ "$(status_of "$R" app-crash.restarts)" -ge 3 ] 2>/dev/null; }
+check "the failing app was restarted at least 3 times" wait_for 20 restarted_3
 assert_eq "the immutable pod runs on while its app restarts" running "$(status_of "$R" state)"
 assert_eq "the last exit before a restart" 3 "$(status_of "$R" app-crash.restart-exit-status)"
 check "an app that always restarts was restarted after exit 0" test -n "$(status_of "$R" app-loop.restarts)"
@@ -136,14 +146,65 @@ wait_pid "$R_PID"
 assert_eq "a stop is not a failure to restart from" exited "$(status_of "$R" state)"
 
 # ---------------------------------------------------------------------------
+echo "# watchdogs: sd_notify (WatchdogSec=) and the file watchdog"
+# ---------------------------------------------------------------------------
+touching='while :; do touch /tmp/alive; sleep 0.2; done'
+run_bg W busybox --app=silent --watchdog=1s --restart=on-failure --exec=/bin/sleep -- 1000 \
+	--- busybox --app=toucher --watchdog=1s --watchdog-file=/tmp/alive --restart=on-failure \
+	--exec=/bin/sh -- -c "$touching" \
+	--- busybox --app=quitter --watchdog=1s --watchdog-file=/tmp/alive --restart=on-failure \
+	--exec=/bin/sh -- -c 'touch /tmp/alive; sleep 1000'
+check "an app that never pings its watchdog is killed and restarted" wait_for 20 status_has "$W" app-silent.restarts
+assert_eq "by SIGABRT, as systemd's watchdog does" 134 "$(status_of "$W" app-silent.restart-exit-status)"
+check "an app that stops touching its watchdog file is killed and restarted" wait_for 20 \
+	status_has "$W" app-quitter.restarts
+assert_eq "also by SIGABRT" 134 "$(status_of "$W" app-quitter.restart-exit-status)"
+assert_eq "an app that touches its file in time is left alone" "" "$(status_of "$W" app-toucher.restarts)"
+assert_contains "the file watchdog says why" "$(journal_of "$W")" "app quitter did not touch /tmp/alive"
+assert_exit 0 sd stop "$W"
+wait_pid "$W_PID"
+
+# ---------------------------------------------------------------------------
+echo "# health checks: starting, healthy, unhealthy, and what follows"
+# ---------------------------------------------------------------------------
+flapping='touch /tmp/ok; sleep 2; rm /tmp/ok; sleep 1000'
+run_bg K busybox --app=flap --health-cmd='test -f /tmp/ok' --health-interval=300ms --health-retries=2 \
+	--health-on-failure=restart --exec=/bin/sh -- -c "$flapping" \
+	--- busybox --app=sick --health-cmd='["/bin/false"]' --health-interval=300ms --health-retries=1 \
+	--exec=/bin/sleep -- 1000 \
+	--- busybox --app=late --health-cmd='test -f /tmp/ready' --health-interval=300ms --health-retries=1 \
+	--health-start-period=30s --exec=/bin/sleep -- 1000
+wait_app "$K" flap
+assert_eq "before its first check an app is starting" starting "$(status_of "$K" app-late.health)"
+check "a passing check makes it healthy" wait_for 10 status_is "$K" app-flap.health healthy
+check "failing checks make it unhealthy" wait_for 10 status_is "$K" app-sick.health unhealthy
+check "with --health-on-failure=restart, an unhealthy app is restarted" wait_for 20 \
+	journal_has "$K" "app flap is unhealthy: restarting it"
+assert_eq "the pod runs on meanwhile" running "$(status_of "$K" state)"
+sleep 1
+assert_eq "failures in the start period do not count" starting "$(status_of "$K" app-late.health)"
+assert_jq "status --format=json has the health" "$(sd status --format=json "$K")" \
+	'[.apps[] | .health] | sort' '["healthy","starting","unhealthy"]'
+assert_eq "an unhealthy app without an action runs on" "" "$(status_of "$K" app-sick)"
+assert_contains "the checks' output and results are in the app's log" "$(journal_of "$K")" "health check failed (1 in a row; unhealthy at 1)"
+assert_exit 0 sd stop "$K"
+wait_pid "$K_PID"
+
+run_bg U busybox --app=doomed --health-cmd=false --health-interval=300ms --health-retries=1 \
+	--health-on-failure=stop --exec=/bin/sleep -- 1000
+check "with --health-on-failure=stop the app is stopped, and its pod with it" wait_for 20 status_is "$U" state exited
+assert_eq "the stopped app's status is recorded" 143 "$(status_of "$U" app-doomed)"
+kill -0 "$U_PID" 2>/dev/null || wait_pid "$U_PID"
+
+# ---------------------------------------------------------------------------
 echo "# a mutable pod: podapp add with a lifecycle, status, stop --grace"
 # ---------------------------------------------------------------------------
 assert_exit 0 pa sandbox
 M=$OUT
 assert_exit 0 pa add "$M" --app=flaky --restart=on-failure --exec=/bin/sh busybox -- -c 'sleep 0.2; exit 5'
 assert_exit 0 pa start "$M" --app=flaky
-check "the app of a sandbox is restarted, and the sandbox does not halt" wait_for 20 \
-	sh -c "pa_restarts=\$(\"$PODAPP\" --dir=\"$DATA\" status \"$M\" --app=flaky --format=json | jq .restarts); [ \"\$pa_restarts\" -ge 2 ]"
+pa_restarted_2() { [ "$(pa status "$M" --app=flaky --format=json | jq .restarts)" -ge 2 ] 2>/dev/null; }
+check "the app of a sandbox is restarted, and the sandbox does not halt" wait_for 20 pa_restarted_2
 assert_eq "the sandbox runs on" running "$(status_of "$M" state)"
 assert_exit 0 pa status "$M" --app=flaky
 assert_match "podapp status shows the restarts and the last exit" 'restarts: [0-9]+ \(the last after exit 5\)' "$OUT"

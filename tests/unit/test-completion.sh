@@ -214,6 +214,10 @@ complete() {
 }
 
 # expect LINE [REPLY...]: completing LINE gives exactly these replies.
+# The lifecycle options of an app (sdpod(1)).
+app_lifecycle=(--stop-timeout= --restart= --pre-start= --pre-stop= --post-stop= --watchdog= --watchdog-file= --health-cmd=
+	--health-interval= --health-retries= --health-start-period= --health-on-failure=)
+
 expect() {
 	local line=$1 want
 	shift
@@ -238,19 +242,20 @@ expect 'sdpod image i' import inspect
 expect 'sdpod image list --' --help --format= --no-legend
 expect 'sdpod image list --format=' table json
 expect 'sdpod image import --' --help --name= --platform= --ref= --max-entries= --max-size=
-expect 'sdpod prepare --' --help --name= --volume= --private-users= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
-	--app= --exec= --set-env= --user= --group= --working-dir= --mount=
-expect 'sdpod prepare --w' --working-dir=
+expect 'sdpod prepare --' --help --name= --volume= --private-users= --pod-stop-timeout= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
+	--app= --exec= --set-env= --user= --group= --working-dir= --mount= "${app_lifecycle[@]}"
+expect 'sdpod prepare --wo' --working-dir=
+expect 'sdpod prepare --w' --watchdog= --watchdog-file= --working-dir=
 expect 'sdpod prepare --private-users=' yes no
-expect 'sdpod run --' --detach --uuid-file= --help --name= --volume= --private-users= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
+expect 'sdpod run --' --detach --uuid-file= --help --name= --volume= --private-users= --pod-stop-timeout= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
 	--app= --exec= --set-env= --user= --group= \
-	--working-dir= --mount=
+	--working-dir= --mount= "${app_lifecycle[@]}"
 expect 'sdpod run --d' --detach --dns= --dns-search= --dns-option=
 # run's own options only come first
 expect 'sdpod run --detach --d' --detach --dns= --dns-search= --dns-option=
 expect 'sdpod run --name=x --d' --dns= --dns-search= --dns-option=
 expect 'sdpod run busybox:1.36 --d' --dns= --dns-search= --dns-option=
-expect 'sdpod stop --' --help --force
+expect 'sdpod stop --' --help --force --timeout=
 expect 'sdpod status --' --help --format= --wait --wait=
 expect 'sdpod status --format ' table json
 expect 'sdpod gc --' --help --grace-period= --expire-prepared= --mark-only
@@ -281,13 +286,13 @@ expect 'sdpod prepare ' busybox:1.36 example.com/my-app:latest
 # ---------------------------------------------------------------------------
 
 # after an image, only its options, "--" and "---"
-expect 'sdpod prepare busybox:1.36 ' --help --name= --volume= --private-users= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
+expect 'sdpod prepare busybox:1.36 ' --help --name= --volume= --private-users= --pod-stop-timeout= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
 	--app= --exec= --set-env= --user= --group= \
-	--working-dir= --mount= -- ---
+	--working-dir= --mount= "${app_lifecycle[@]}" -- ---
 expect 'sdpod prepare --app=x busybox:1.36 --ex' --exec=
-expect 'sdpod prepare --app x busybox:1.36 --app y ' --help --name= --volume= --private-users= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
+expect 'sdpod prepare --app x busybox:1.36 --app y ' --help --name= --volume= --private-users= --pod-stop-timeout= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
 	--app= --exec= --set-env= \
-	--user= --group= --working-dir= --mount= -- ---
+	--user= --group= --working-dir= --mount= "${app_lifecycle[@]}" -- ---
 # the app's arguments are its own, but "---" starts the next app
 expect 'sdpod prepare busybox:1.36 -- -c '
 expect 'sdpod prepare busybox:1.36 -- -c --'  ---
@@ -344,11 +349,11 @@ expect "sdpod journal $EXITED -o ca" cat
 expect 'podapp ' sandbox add start stop rm list status exec
 expect 'podapp s' sandbox start stop status
 expect 'podapp -' --dir= --debug --help --version
-expect 'podapp sandbox --' --help --name= --volume= --keep-on-app-failure --private-users= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry=
+expect 'podapp sandbox --' --help --name= --volume= --keep-on-app-failure --private-users= --pod-stop-timeout= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry=
 expect 'sdpod prepare --net=' default none host ns:
 expect 'sdpod run --dns=' host
 expect 'podapp sandbox --private-users=' yes no
-expect 'podapp add --' --help --app= --exec= --set-env= --user= --group= --working-dir= --mount=
+expect 'podapp add --' --help --app= --exec= --set-env= --user= --group= --working-dir= --mount= "${app_lifecycle[@]}"
 expect 'podapp stop --' --help --app= --grace=
 expect 'podapp list --' --help --format= --no-legend
 expect 'podapp status --format=' table json
