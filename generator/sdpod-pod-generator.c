@@ -73,8 +73,12 @@ static void generate_one(int outfd, const char *dir, const char *name) {
         }
         /* The operator's file: a symlink to one elsewhere is followed, but
          * only a regular file of bounded size is read. */
-        if (read_file(path, POD_DEFINITION_MAX, &text, &size, &err) < 0) {
-                log_error("%s; no unit for it", err ? err->msg : strerror(ENOMEM));
+        int r = read_file(path, POD_DEFINITION_MAX, &text, &size, &err);
+        if (r < 0) {
+                log_error("%s: %s; no unit for it", shown,
+                          r == -EBADMSG ? "not a regular file"
+                          : r == -EFBIG ? "larger than 64 KiB"
+                                        : strerror(-r));
                 return;
         }
         _cleanup_(pod_units_done) PodUnits units = {};
@@ -83,7 +87,7 @@ static void generate_one(int outfd, const char *dir, const char *name) {
                 return;
         }
         for (size_t i = 0; i < units.n_files; i++) {
-                int r = unit_file_write(outfd, &units.files[i]);
+                r = unit_file_write(outfd, &units.files[i]);
                 if (r < 0)
                         log_error("%s: cannot write %s: %s", shown, units.files[i].path, strerror(-r));
         }

@@ -6,6 +6,8 @@
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "manifest/app-args.h"
+#include "manifest/pod-manifest.h"
+#include "manifest/pod-net.h"
 #include "unit/app-unit.h"
 #include "unit/pod-definition.h"
 
@@ -664,6 +666,26 @@ int pod_definition_render(const char *path, const char *text, size_t size, const
         p.line = 0;
         if (p.n_apps == 0)
                 return bad(&p, err, "no [App] section: a pod has at least one app");
+
+        /* What prepare checks of the options as a whole, before any image
+         * is looked at: the network's (--port needs a network namespace
+         * of the pod's own) and each mount's volume. */
+        _cleanup_pod_manifest_ PodManifest *scratch = NULL;
+        if (pod_manifest_new(&scratch) < 0)
+                return oom(&p, err);
+        if ((r = pod_net_args_apply(&p.args.net, scratch, err)) < 0)
+                return r == -ENOMEM ? oom(&p, err) : (error_prefix(err, "%s", path), -EINVAL);
+        for (size_t i = 0; i < p.args.n_apps; i++)
+                for (size_t j = 0; j < p.args.apps[i].n_mounts; j++) {
+                        const char *volume = p.args.apps[i].mounts[j].volume;
+                        size_t v = 0;
+                        while (v < p.args.n_volumes && !streq(p.args.volumes[v].name, volume))
+                                v++;
+                        if (v == p.args.n_volumes) {
+                                p.line = p.apps[i].line;
+                                return bad(&p, err, "[App] Mount=: no Volume=%s,... in [Pod]", volume);
+                        }
+                }
 
         /* The command line the unit runs, parsed again as sdpod run will
          * parse it: whatever the checks above let through that the command
