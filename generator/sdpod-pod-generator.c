@@ -61,7 +61,9 @@ oom:
 /* Renders and writes one definition; a failure is logged, and whatever
  * was written of its units is left (a link without its unit is harmless,
  * and the next daemon-reload starts from an empty directory). */
-static void generate_one(int outfd, const char *dir, const char *name) {
+/* Returns 0, or -EINVAL when the definition is bad (logged). outfd -1:
+ * a check, nothing is written. */
+static int generate_one(int outfd, const char *dir, const char *name) {
         _cleanup_free_ char *path = NULL, *shown = NULL, *text = NULL;
         _cleanup_error_ Error *err = NULL;
         size_t size;
@@ -69,7 +71,7 @@ static void generate_one(int outfd, const char *dir, const char *name) {
          * it, also in a test run below SDPOD_POD_GENERATOR_ROOT. */
         if (asprintf(&path, "%s/%s", dir, name) < 0 || asprintf(&shown, "%s/%s", POD_DEFINITIONS_DIR, name) < 0) {
                 log_error("%s/%s: %s", dir, name, strerror(ENOMEM));
-                return;
+                return -ENOMEM;
         }
         /* The operator's file: a symlink to one elsewhere is followed, but
          * only a regular file of bounded size is read. */
@@ -79,18 +81,19 @@ static void generate_one(int outfd, const char *dir, const char *name) {
                           r == -EBADMSG ? "not a regular file"
                           : r == -EFBIG ? "larger than 64 KiB"
                                         : strerror(-r));
-                return;
+                return r;
         }
         _cleanup_(pod_units_done) PodUnits units = {};
         if (pod_definition_render(shown, text, size, SDPOD_BINARY, &units, &err) < 0) {
                 log_error("%s; no unit for it", err ? err->msg : strerror(ENOMEM));
-                return;
+                return -EINVAL;
         }
-        for (size_t i = 0; i < units.n_files; i++) {
+        for (size_t i = 0; outfd >= 0 && i < units.n_files; i++) {
                 r = unit_file_write(outfd, &units.files[i]);
                 if (r < 0)
                         log_error("%s: cannot write %s: %s", shown, units.files[i].path, strerror(-r));
         }
+        return 0;
 }
 
 int main(int argc, char *argv[]) {
@@ -98,15 +101,18 @@ int main(int argc, char *argv[]) {
          * and nothing is written to the kernel log. */
         const char *test_root = getenv("SDPOD_POD_GENERATOR_ROOT");
         bool testing = test_root && *test_root;
-        generator_log_open("sdpod-pod-generator", testing);
-
-        /* systemd.generator(7): no arguments (a manual run, into /tmp as
-         * systemd's own generators do) or normal, early and late. */
+        /* Without arguments, a check by hand: every definition is read and
+         * checked, what is wrong printed on stderr, nothing written, and
+         * the exit status says whether all are good. It is also the way to
+         * see the messages where the kernel log does not reach the journal
+         * (in a container). systemd always passes the three directories
+         * (systemd.generator(7)). */
+        bool check = argc == 1;
+        generator_log_open("sdpod-pod-generator", testing || check);
         if (argc != 1 && argc != 4) {
-                log_error("expected no arguments or three directories (normal early late), got %d", argc - 1);
+                log_error("expected no arguments (a check) or three directories (normal early late), got %d", argc - 1);
                 return 1;
         }
-        const char *normal = argc > 1 ? argv[1] : "/tmp";
         _cleanup_free_ char *dir = NULL;
         if (asprintf(&dir, "%s%s", testing ? test_root : "", POD_DEFINITIONS_DIR) < 0) {
                 log_error("%s", strerror(ENOMEM));
@@ -120,9 +126,9 @@ int main(int argc, char *argv[]) {
                 log_error("%s: %s", dir, strerror(errno));
                 return 1;
         }
-        _cleanup_close_ int outfd = open(normal, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        if (outfd < 0) {
-                log_error("%s: %s", normal, strerror(errno));
+        _cleanup_close_ int outfd = -1;
+        if (!check && (outfd = open(argv[1], O_PATH | O_DIRECTORY | O_CLOEXEC)) < 0) {
+                log_error("%s: %s", argv[1], strerror(errno));
                 return 1;
         }
         char **names = NULL;
@@ -132,12 +138,15 @@ int main(int argc, char *argv[]) {
                 log_error("%s: %s", dir, strerror(-r));
                 return 1;
         }
+        bool all_good = true;
         for (size_t i = 0; i < n; i++) {
-                generate_one(outfd, dir, names[i]);
+                if (generate_one(outfd, dir, names[i]) < 0)
+                        all_good = false;
                 free(names[i]);
         }
         free(names);
         /* A bad definition was logged and has no unit; the others have
-         * theirs. Exiting non-zero would only add a line to the log. */
-        return 0;
+         * theirs. Exiting non-zero would only add a line to the log; a
+         * check says it. */
+        return check && !all_good ? 1 : 0;
 }

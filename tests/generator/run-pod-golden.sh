@@ -18,6 +18,8 @@
 # unit written, in a scratch root made of this machine's
 # /usr/lib/systemd/system, the units written and a stand-in sdpod: every
 # directive must parse, every unit named exist, ExecStart='s program exist.
+# Run without arguments (a check), the generator must log the same, write
+# nothing and exit 1 exactly when a definition is bad.
 #
 # Usage: run-pod-golden.sh GENERATOR SDPOD_PATH [CASE...]
 # With SDPOD_UPDATE_GOLDEN=1, expected/ and expected-log are rewritten from
@@ -104,6 +106,17 @@ for case in "${cases[@]}"; do
         if ! d=$(diff <(cat "$dir/expected-log" 2>/dev/null) "$log"); then
                 fail "log differs from expected-log:"$'\n'"$d"
         fi
+        # Without arguments, a check: the same log on stderr, nothing
+        # written, exit 1 when a definition is bad.
+        check_log=$tmp/$case/check-log
+        (cd "$tmp/$case" && SDPOD_POD_GENERATOR_ROOT=$root "$generator" 2>"$check_log")
+        rc=$?
+        want=0
+        [[ -s $log ]] && want=1
+        [[ $rc -eq $want ]] || fail "the check exited $rc, not $want"
+        cmp -s "$log" "$check_log" || fail "the check's log differs: $(cat "$check_log")"
+        [[ -z $(find "$tmp/$case" -maxdepth 1 -newer "$check_log" ! -name check-log) ]] ||
+                fail "the check wrote: $(find "$tmp/$case" -maxdepth 1 -newer "$check_log")"
         if ((have_verify)); then
                 report=$(verify "$out")
                 [[ -z $report ]] || fail "systemd-analyze verify: $report"
