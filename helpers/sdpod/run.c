@@ -107,6 +107,14 @@ int verb_run(int argc, char **argv) {
                 for (char **u = removed; u && *u; u++)
                         fprintf(stderr, "%s: removed the earlier pod %s of name %s\n", program_invocation_short_name, *u,
                                 args.name);
+                r = pod_machine_release_stale(args.name, &err);
+                if (r < 0) {
+                        pod_args_done(&args);
+                        return cli_fail(err);
+                }
+                if (r > 0)
+                        fprintf(stderr, "%s: unregistered the machine %s, left by the earlier pod of this unit\n",
+                                program_invocation_short_name, args.name);
         }
         {
                 /* The image store is held shared only while preparing. */

@@ -16,3 +16,15 @@
  * machines of one name. A pod that another process removes meanwhile is
  * not an error. ret_removed (may be NULL) gets the UUIDs removed. */
 int pod_remove_named(PodStore *ps, const char *name, char ***ret_removed, Error **err);
+
+/* The registration of a machine named name that systemd-machined still
+ * keeps for the caller's own service, whose pod does not run any more: a
+ * pod whose systemd-nspawn was killed never unregistered, and machined
+ * forgets a machine only once its unit is inactive, which a unit that
+ * Restart= restarts never is; the next pod of the service could not
+ * register. The caller (sdpod run --replace, after pod_remove_named())
+ * has no pod of that name running, so a machine of that name of its own
+ * unit is stale: it is unregistered. A machine of another unit, and a
+ * caller outside a unit or without machined, are left alone (0).
+ * Returns 1 when it unregistered one. */
+int pod_machine_release_stale(const char *name, Error **err);
