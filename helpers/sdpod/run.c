@@ -4,11 +4,13 @@
 #include <getopt.h>
 
 #include "basic/fs.h"
+#include "basic/strv.h"
 #include "basic/time-util.h"
 #include "cli/cli.h"
 #include "manifest/app-args.h"
 #include "pod/pod-launch.h"
 #include "pod/pod-prepare.h"
+#include "pod/pod-replace.h"
 #include "pod/stage1.h"
 #include "sdpod.h"
 
@@ -41,7 +43,7 @@ int verb_run_prepared(int argc, char **argv) {
 }
 
 static const char run_usage[] =
-        "Usage: sdpod run [--detach] [--uuid-file=PATH] [PREPARE OPTIONS] IMAGE [APP OPTIONS] [-- ARGS...]\n"
+        "Usage: sdpod run [--detach] [--uuid-file=PATH] [--replace] [PREPARE OPTIONS] IMAGE [APP OPTIONS] [-- ARGS...]\n"
         "                 [--- IMAGE [APP OPTIONS] [-- ARGS...]]...\n"
         "\n"
         "Prepares a pod as 'sdpod prepare' does (see 'sdpod prepare --help' for the\n"
@@ -54,7 +56,11 @@ static const char run_usage[] =
         "                    as a process of its own session; print the UUID once\n"
         "                    the pod is ready (its output goes to its journal:\n"
         "                    'sdpod journal UUID')\n"
-        "  --uuid-file=PATH  write the pod's UUID to PATH before it starts\n";
+        "  --uuid-file=PATH  write the pod's UUID to PATH before it starts\n"
+        "  --replace         first remove the pods of the same --name that are not\n"
+        "                    running (exited, prepared, failed); refuse if one runs.\n"
+        "                    A service that runs a fresh pod on each start uses it\n"
+        "                    (sdpod-pod-generator(8))\n";
 
 int verb_run(int argc, char **argv) {
         if (cli_wants_help(argc, argv)) {
@@ -63,13 +69,15 @@ int verb_run(int argc, char **argv) {
         }
         Error *err = NULL;
         const char *uuid_file = NULL;
-        bool detach = false;
+        bool detach = false, replace = false;
         int i = 1;
         for (; i < argc; i++)
                 if (startswith(argv[i], "--uuid-file="))
                         uuid_file = argv[i] + strlen("--uuid-file=");
                 else if (streq(argv[i], "--detach"))
                         detach = true;
+                else if (streq(argv[i], "--replace"))
+                        replace = true;
                 else
                         break;
         if (uuid_file && !*uuid_file)
@@ -80,14 +88,40 @@ int verb_run(int argc, char **argv) {
                 error_free(err);
                 return status;
         }
+        if (replace && !args.name) {
+                pod_args_done(&args);
+                return cli_usage_error(argv[0], "--replace needs --name: it replaces the pods of that name");
+        }
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *p = NULL;
         int r;
+        if (replace) {
+                /* Before the image store is opened: removing runs each
+                 * pod's gc entrypoint, which may take a while. */
+                _cleanup_strv_free_ char **removed = NULL;
+                r = cli_open_pods(&ps, &err);
+                r = r < 0 ? r : pod_remove_named(ps, args.name, &removed, &err);
+                if (r < 0) {
+                        pod_args_done(&args);
+                        return cli_fail(err);
+                }
+                for (char **u = removed; u && *u; u++)
+                        fprintf(stderr, "%s: removed the earlier pod %s of name %s\n", program_invocation_short_name, *u,
+                                args.name);
+                r = pod_machine_release_stale(args.name, &err);
+                if (r < 0) {
+                        pod_args_done(&args);
+                        return cli_fail(err);
+                }
+                if (r > 0)
+                        fprintf(stderr, "%s: unregistered the machine %s, left by the earlier pod of this unit\n",
+                                program_invocation_short_name, args.name);
+        }
         {
                 /* The image store is held shared only while preparing. */
                 _cleanup_image_store_ ImageStore *is = NULL;
                 r = image_store_open(cli.dir, cli.dir_is_default, STORE_SHARED, &is, &err);
-                r = r < 0 ? r : cli_open_pods(&ps, &err);
+                r = r < 0 || ps ? r : cli_open_pods(&ps, &err);
                 r = r < 0 ? r : pod_prepare(ps, is, &args, detach ? POD_DIR_PREPARED : POD_DIR_RUN, &p, &err);
         }
         pod_args_done(&args);

@@ -1,8 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <ctype.h>
+
 #include "basic/json-util.h"
 #include "basic/strv.h"
 #include "manifest/app-args.h"
 #include "manifest/app-lifecycle.h"
+
+bool pod_name_is_valid(const char *name) {
+        size_t n = strlen(name);
+        if (n == 0 || n > 64 || name[0] == '-' || name[0] == '.')
+                return false;
+        for (const char *c = name; *c; c++)
+                if (!isalnum((unsigned char) *c) && !strchr(".-", *c))
+                        return false;
+        return true;
+}
 
 static void app_args_done(AppArgs *a) {
         free(a->image);
@@ -224,6 +236,24 @@ static int add_lifecycle(AppArgs *app, const char *option, const char *annotatio
         return 0;
 }
 
+/* -EINVAL when option (without "--") is none of ours. */
+static int option_kind(const char *option, OptionKind *ret) {
+        if (pod_net_option_is(option)) {
+                *ret = OPTION_POD;
+                return 0;
+        }
+        if (app_lifecycle_annotation_of_option(option)) {
+                *ret = OPTION_APP;
+                return 0;
+        }
+        for (size_t k = 0; k < ELEMENTSOF(known_options); k++)
+                if (streq(known_options[k].name, option)) {
+                        *ret = known_options[k].kind;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
 static int set_once(char **field, const char *option, const char *value, const AppArgs *app, Error **err) {
         if (*field)
                 return error_set(err, -EINVAL, "--%s given twice for image %s", option, app->image ? app->image : "(the first)");
@@ -281,7 +311,7 @@ static int apply_option(PodArgs *pod, AppArgs *app, const char *option, const ch
         return set_once(field, option, value, app, err);
 }
 
-static int next_app(PodArgs *pod, Error **err) {
+int pod_args_add_app(PodArgs *pod, Error **err) {
         AppArgs *l = realloc(pod->apps, (pod->n_apps + 1) * sizeof(AppArgs));
         if (!l)
                 return error_sys(err, -ENOMEM, "arguments");
@@ -290,10 +320,20 @@ static int next_app(PodArgs *pod, Error **err) {
         return 0;
 }
 
+int pod_args_add_option(PodArgs *pod, const char *option, const char *value, Error **err) {
+        OptionKind kind;
+        if (option_kind(option, &kind) < 0)
+                return error_set(err, -EINVAL, "unknown option \"--%s\"", option);
+        int r;
+        if (pod->n_apps == 0 && (r = pod_args_add_app(pod, err)) < 0)
+                return r;
+        return apply_option(pod, &pod->apps[pod->n_apps - 1], option, value, err);
+}
+
 int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, Error **err) {
         PodArgs pod = {};
         bool in_args = false;
-        int r = next_app(&pod, err);
+        int r = pod_args_add_app(&pod, err);
         for (int i = 0; r >= 0 && i < argc; i++) {
                 const char *a = argv[i];
                 AppArgs *app = &pod.apps[pod.n_apps - 1];
@@ -301,7 +341,7 @@ int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, 
                         if (!app->image)
                                 r = error_set(err, -EINVAL, "\"---\" must follow an IMAGE");
                         else
-                                r = next_app(&pod, err);
+                                r = pod_args_add_app(&pod, err);
                         in_args = false;
                         continue;
                 }
@@ -332,15 +372,12 @@ int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, 
                         r = error_sys(err, -ENOMEM, "arguments");
                         continue;
                 }
-                size_t k = 0;
-                while (k < ELEMENTSOF(known_options) && !streq(known_options[k].name, option))
-                        k++;
-                bool net_option = pod_net_option_is(option);
-                if (k == ELEMENTSOF(known_options) && !net_option && !app_lifecycle_annotation_of_option(option)) {
+                OptionKind kind;
+                if (option_kind(option, &kind) < 0) {
                         r = error_set(err, -EINVAL, "unknown option \"%s\"", a);
                         continue;
                 }
-                if ((net_option || (k < ELEMENTSOF(known_options) && known_options[k].kind == OPTION_POD)) && !pod_options) {
+                if (kind == OPTION_POD && !pod_options) {
                         r = error_set(err, -EINVAL, "--%s is an option of the pod, not of an app", option);
                         continue;
                 }

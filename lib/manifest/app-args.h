@@ -69,6 +69,19 @@ typedef struct PodArgs {
 int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, Error **err);
 void pod_args_done(PodArgs *a);
 
+/* The steps of pod_args_parse(), for a caller that has the options one by
+ * one rather than as a command line (sdpod-pod-generator's definitions):
+ * pod_args_add_app() starts the next app (the first exists once any option
+ * was added); pod_args_add_option() checks and records option (its name
+ * without "--") for the pod, or for the last app, exactly as the command
+ * line's --OPTION=VALUE. Errors name the option (-EINVAL). */
+int pod_args_add_app(PodArgs *pod, Error **err);
+int pod_args_add_option(PodArgs *pod, const char *option, const char *value, Error **err);
+
+/* A pod name (--name): 1 to 64 of [A-Za-z0-9.-], not starting with '-'
+ * or '.'; it becomes the pod's machine name. */
+bool pod_name_is_valid(const char *name);
+
 /* The value of --private-users: "yes" (the default) or "no". */
 int private_users_arg_parse(const char *s, PodArgs *pod, Error **err);
 

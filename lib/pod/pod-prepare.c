@@ -14,16 +14,6 @@
 #include "pod/stage1.h"
 #include "unit/app-unit.h"
 
-bool pod_name_is_valid(const char *name) {
-        size_t n = strlen(name);
-        if (n == 0 || n > 64 || name[0] == '-' || name[0] == '.')
-                return false;
-        for (const char *c = name; *c; c++)
-                if (!isalnum((unsigned char) *c) && !strchr(".-", *c))
-                        return false;
-        return true;
-}
-
 /* "docker.io/library/busybox:1.36" -> "busybox": the last path component
  * without its tag, made an ACName. */
 static int default_app_name(const char *image_name, char **ret) {

@@ -40,7 +40,3 @@ int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target
 int pod_render_app(int pod_fd, ImageStore *is, const PodApp *app, uid_t root_uid, Error **err);
 /* The directories of pod_render_app(), without the tree. */
 int pod_create_app_dirs(int pod_fd, const char *app, uid_t root_uid, Error **err);
-
-/* A pod name (--name): 1 to 64 of [A-Za-z0-9.-], not starting with '-'
- * or '.'; it becomes the pod's machine name. */
-bool pod_name_is_valid(const char *name);

@@ -82,6 +82,7 @@ _lib_on_exit() {
 	case "$rc" in
 	0) echo "PASS - $TEST_NAME: $_checks checks in ${secs}s" ;;
 	77) ;; # skip() said why
+	75) echo "REBOOT - $TEST_NAME: asks for a reboot of the test host, to run again after it" ;; # system tests' reboot_and_rerun
 	*) echo "FAIL - $TEST_NAME: exit $rc; $_failures of $_checks checks failed (${secs}s)" ;;
 	esac
 	exit "$rc"

@@ -12,7 +12,11 @@
 #     boot of the test host;
 #   * wait_for DESC SECONDS CMD...: polls until CMD succeeds;
 #   * host_counts: what a pod may leak on the host (mounts, cgroups, pod
-#     processes, nspawn processes, pod directories, loop devices).
+#     processes, nspawn processes, pod directories, loop devices);
+#   * $SDPOD_TEST_BOOT (1, 2, ...) and reboot_and_rerun: a test that needs
+#     the test host rebooted does its first part when it is 1, then calls
+#     reboot_and_rerun, and is run again after the reboot with 2.
+#     /etc/sdpod and /var/lib/sdpod outlive the reboot, nothing else does.
 
 [ -n "${SDPOD_PREFIX:-}" ] || { echo "ABORT - tests/system: run them with run-system-tests"; exit 1; }
 SDPOD_BIN=$SDPOD_PREFIX/bin/sdpod
@@ -77,4 +81,16 @@ host_counts() {
 # gc_all: removes every pod that has ended, now.
 gc_all() {
 	sd gc --grace-period=0 >/dev/null
+}
+
+# reboot_and_rerun: ends this run of the test and asks run-system-tests to
+# reboot the test host and run the test again, with SDPOD_TEST_BOOT one
+# higher. A test whose checks failed already is not rerun: it fails.
+SDPOD_TEST_BOOT=${SDPOD_TEST_BOOT:-1}
+reboot_and_rerun() {
+	if [ "$_failures" -gt 0 ]; then
+		echo "# not rebooting: $_failures checks failed"
+		exit 1
+	fi
+	exit 75
 }

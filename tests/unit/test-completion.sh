@@ -247,13 +247,15 @@ expect 'sdpod prepare --' --help --name= --volume= --private-users= --pod-stop-t
 expect 'sdpod prepare --wo' --working-dir=
 expect 'sdpod prepare --w' --watchdog= --watchdog-file= --working-dir=
 expect 'sdpod prepare --private-users=' yes no
-expect 'sdpod run --' --detach --uuid-file= --help --name= --volume= --private-users= --pod-stop-timeout= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
+expect 'sdpod run --' --detach --uuid-file= --replace --help --name= --volume= --private-users= --pod-stop-timeout= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
 	--app= --exec= --set-env= --user= --group= \
 	--working-dir= --mount= "${app_lifecycle[@]}"
 expect 'sdpod run --d' --detach --dns= --dns-search= --dns-option=
 # run's own options only come first
 expect 'sdpod run --detach --d' --detach --dns= --dns-search= --dns-option=
 expect 'sdpod run --name=x --d' --dns= --dns-search= --dns-option=
+expect 'sdpod run --replace --r' --replace --restart=
+expect 'sdpod run --name=x --r' --restart=
 expect 'sdpod run busybox:1.36 --d' --dns= --dns-search= --dns-option=
 expect 'sdpod stop --' --help --force --timeout=
 expect 'sdpod status --' --help --format= --wait --wait=
