@@ -79,6 +79,7 @@ static const DefinitionKey definition_keys[] = {
         { SECTION_POD, "DNSOption", KEY_OPTION, "dns-option" },
         { SECTION_POD, "Hostname", KEY_OPTION, "hostname" },
         { SECTION_POD, "HostsEntry", KEY_OPTION, "hosts-entry" },
+        { SECTION_POD, "StopTimeout", KEY_OPTION, "pod-stop-timeout" },
 
         { SECTION_APP, "Image", KEY_IMAGE, NULL },
         { SECTION_APP, "Name", KEY_OPTION, "app" },
@@ -89,6 +90,19 @@ static const DefinitionKey definition_keys[] = {
         { SECTION_APP, "Group", KEY_OPTION, "group" },
         { SECTION_APP, "WorkingDirectory", KEY_OPTION, "working-dir" },
         { SECTION_APP, "Mount", KEY_OPTION, "mount" },
+        /* The app's lifecycle (app-lifecycle.h). */
+        { SECTION_APP, "StopTimeout", KEY_OPTION, "stop-timeout" },
+        { SECTION_APP, "Restart", KEY_OPTION, "restart" },
+        { SECTION_APP, "PreStart", KEY_OPTION, "pre-start" },
+        { SECTION_APP, "PreStop", KEY_OPTION, "pre-stop" },
+        { SECTION_APP, "PostStop", KEY_OPTION, "post-stop" },
+        { SECTION_APP, "Watchdog", KEY_OPTION, "watchdog" },
+        { SECTION_APP, "WatchdogFile", KEY_OPTION, "watchdog-file" },
+        { SECTION_APP, "HealthCmd", KEY_OPTION, "health-cmd" },
+        { SECTION_APP, "HealthInterval", KEY_OPTION, "health-interval" },
+        { SECTION_APP, "HealthRetries", KEY_OPTION, "health-retries" },
+        { SECTION_APP, "HealthStartPeriod", KEY_OPTION, "health-start-period" },
+        { SECTION_APP, "HealthOnFailure", KEY_OPTION, "health-on-failure" },
 
         { SECTION_SERVICE, "Restart", KEY_RESTART, NULL },
         { SECTION_SERVICE, "RestartSec", KEY_DURATION, NULL },
