@@ -45,6 +45,7 @@ static int usage_error_from(const char *command, Error *err) {
 static const char sandbox_usage[] =
         "Usage: podapp sandbox [--name=NAME] [--volume=SPEC]... [--keep-on-app-failure]\n"
         "                      [--private-users=yes|no] [--pod-stop-timeout=DURATION]\n"
+        "                      [--pod-watchdog=DURATION]\n"
         "                      [NETWORK OPTIONS]\n"
         "\n"
         "Prepares a mutable pod with no apps, starts it (as pod@UUID.service when\n"
@@ -62,6 +63,9 @@ static const char sandbox_usage[] =
         "                         host (see sdpod-security(7))\n"
         "  --pod-stop-timeout=DURATION\n"
         "                         every app's stop timeout unless it has its own\n"
+        "  --pod-watchdog=DURATION\n"
+        "                         kill the pod when its systemd has not answered\n"
+        "                         for that long\n"
         "\n"
         "Network options, as for 'sdpod prepare' (sdpod(1) NETWORKING); every app\n"
         "added later joins the pod's network:\n"
@@ -81,6 +85,7 @@ static int verb_sandbox(int argc, char **argv) {
                 { "keep-on-app-failure", no_argument, NULL, 'k' },
                 { "private-users", required_argument, NULL, 'u' },
                 { "pod-stop-timeout", required_argument, NULL, 't' },
+                { "pod-watchdog", required_argument, NULL, 't' },
                 { "net", required_argument, NULL, 'N' },
                 { "port", required_argument, NULL, 'N' },
                 { "dns", required_argument, NULL, 'N' },
@@ -137,7 +142,7 @@ static int verb_sandbox(int argc, char **argv) {
                         }
                         break;
                 case 't':
-                        if (pod_stop_timeout_arg_parse(optarg, &args, &err) < 0) {
+                        if (pod_lifecycle_arg_parse(options[index].name, optarg, &args, &err) < 0) {
                                 status = usage_error_from(argv[0], err);
                                 goto out;
                         }

@@ -60,6 +60,8 @@ static const char prepare_usage[] =
         "  --hosts-entry=IP=NAME   a line of the pod's /etc/hosts (repeatable)\n"
         "  --pod-stop-timeout=DURATION\n"
         "                          every app's stop timeout unless it has its own\n"
+        "  --pod-watchdog=DURATION kill the pod when its systemd has not answered for\n"
+        "                          that long\n"
         "App options (after its IMAGE, or before the first IMAGE for the first app):\n"
         "  --app=NAME              the app's name (default: from the image name)\n" CLI_APP_OPTIONS_HELP;
 

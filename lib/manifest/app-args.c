@@ -40,7 +40,9 @@ static void app_args_done(AppArgs *a) {
 
 void pod_args_done(PodArgs *a) {
         free(a->name);
-        free(a->stop_timeout);
+        for (size_t i = 0; i < a->n_lifecycle; i++)
+                free((char *) a->lifecycle[i].value);
+        free(a->lifecycle);
         for (size_t i = 0; i < a->n_volumes; i++) {
                 free(a->volumes[i].name);
                 free(a->volumes[i].source);
@@ -152,15 +154,6 @@ int private_users_arg_parse(const char *s, PodArgs *pod, Error **err) {
         return 0;
 }
 
-int pod_stop_timeout_arg_parse(const char *s, PodArgs *pod, Error **err) {
-        if (pod->stop_timeout)
-                return error_set(err, -EINVAL, "--pod-stop-timeout given twice");
-        int r = app_lifecycle_check(APP_ANNOTATION_STOP_TIMEOUT, s, err);
-        if (r < 0)
-                return error_prefix(err, "--pod-stop-timeout");
-        return (pod->stop_timeout = strdup(s)) ? 0 : error_sys(err, -ENOMEM, "--pod-stop-timeout");
-}
-
 typedef enum OptionKind { OPTION_POD, OPTION_APP } OptionKind;
 
 static const struct {
@@ -171,6 +164,7 @@ static const struct {
         { "volume", OPTION_POD },
         { "private-users", OPTION_POD },
         { "pod-stop-timeout", OPTION_POD },
+        { "pod-watchdog", OPTION_POD },
         /* and the network options, which pod-net.h knows */
         { "app", OPTION_APP },
         { "exec", OPTION_APP },
@@ -207,12 +201,14 @@ static int add_hook(AppArgs *app, const char *option, const char *value, Error *
         return 0;
 }
 
-/* --restart=always and the like: an annotation of the app's lifecycle. */
-static int add_lifecycle(AppArgs *app, const char *option, const char *annotation, const char *value, Error **err) {
-        for (size_t i = 0; i < app->n_lifecycle; i++)
-                if (streq(app->lifecycle[i].name, annotation))
-                        return error_set(err, -EINVAL, "--%s given twice for image %s", option,
-                                         app->image ? app->image : "(the first)");
+/* --restart=always and the like: an annotation of an app's lifecycle, or
+ * of the pod's (whose: NULL). */
+static int add_lifecycle(PodNameValue **list, size_t *n, const char *option, const char *annotation, const char *value,
+                         const char *whose, Error **err) {
+        for (size_t i = 0; i < *n; i++)
+                if (streq((*list)[i].name, annotation))
+                        return whose ? error_set(err, -EINVAL, "--%s given twice for image %s", option, whose)
+                                     : error_set(err, -EINVAL, "--%s given twice", option);
         /* A command is stored as a JSON array. */
         _cleanup_free_ char *stored = NULL;
         if (streq(annotation, APP_ANNOTATION_HEALTH_CMD)) {
@@ -228,12 +224,17 @@ static int add_lifecycle(AppArgs *app, const char *option, const char *annotatio
         int r = app_lifecycle_check(annotation, stored, err);
         if (r < 0)
                 return error_prefix(err, "--%s", option);
-        PodNameValue *l = realloc(app->lifecycle, (app->n_lifecycle + 1) * sizeof(PodNameValue));
+        PodNameValue *l = realloc(*list, (*n + 1) * sizeof(PodNameValue));
         if (!l)
                 return error_sys(err, -ENOMEM, "--%s", option);
-        app->lifecycle = l;
-        l[app->n_lifecycle++] = (PodNameValue) { .name = annotation, .value = TAKE_PTR(stored) };
+        *list = l;
+        l[(*n)++] = (PodNameValue) { .name = annotation, .value = TAKE_PTR(stored) };
         return 0;
+}
+
+int pod_lifecycle_arg_parse(const char *option, const char *s, PodArgs *pod, Error **err) {
+        const char *annotation = streq(option, "pod-watchdog") ? POD_ANNOTATION_WATCHDOG : APP_ANNOTATION_STOP_TIMEOUT;
+        return add_lifecycle(&pod->lifecycle, &pod->n_lifecycle, option, annotation, s, NULL, err);
 }
 
 /* -EINVAL when option (without "--") is none of ours. */
@@ -242,15 +243,15 @@ static int option_kind(const char *option, OptionKind *ret) {
                 *ret = OPTION_POD;
                 return 0;
         }
-        if (app_lifecycle_annotation_of_option(option)) {
-                *ret = OPTION_APP;
-                return 0;
-        }
         for (size_t k = 0; k < ELEMENTSOF(known_options); k++)
                 if (streq(known_options[k].name, option)) {
                         *ret = known_options[k].kind;
                         return 0;
                 }
+        if (app_lifecycle_annotation_of_option(option)) {
+                *ret = OPTION_APP;
+                return 0;
+        }
         return -EINVAL;
 }
 
@@ -279,11 +280,12 @@ static int apply_option(PodArgs *pod, AppArgs *app, const char *option, const ch
         }
         if (streq(option, "private-users"))
                 return private_users_arg_parse(value, pod, err);
-        if (streq(option, "pod-stop-timeout"))
-                return pod_stop_timeout_arg_parse(value, pod, err);
+        if (streq(option, "pod-stop-timeout") || streq(option, "pod-watchdog"))
+                return pod_lifecycle_arg_parse(option, value, pod, err);
         const char *annotation = app_lifecycle_annotation_of_option(option);
         if (annotation)
-                return add_lifecycle(app, option, annotation, value, err);
+                return add_lifecycle(&app->lifecycle, &app->n_lifecycle, option, annotation, value,
+                                     app->image ? app->image : "(the first)", err);
         if (streq(option, "pre-start") || streq(option, "pre-stop") || streq(option, "post-stop"))
                 return add_hook(app, option, value, err);
         if (pod_net_option_is(option))

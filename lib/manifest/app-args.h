@@ -58,7 +58,10 @@ typedef struct PodArgs {
         bool mutable_pod;               /* podapp sandbox: annotation sdpod/mutable */
         bool keep_on_app_failure;       /* podapp sandbox --keep-on-app-failure */
         bool no_private_users;          /* --private-users=no: the pod's root is the host's */
-        char *stop_timeout;             /* --pod-stop-timeout: every app's default, checked */
+        /* --pod-stop-timeout (every app's default) and --pod-watchdog: the
+         * pod's lifecycle annotations (app-lifecycle.h), checked */
+        PodNameValue *lifecycle;
+        size_t n_lifecycle;
         PodNetArgs net;                 /* --net, --port, --dns... (pod-net.h) */
 } PodArgs;
 
@@ -85,8 +88,9 @@ bool pod_name_is_valid(const char *name);
 /* The value of --private-users: "yes" (the default) or "no". */
 int private_users_arg_parse(const char *s, PodArgs *pod, Error **err);
 
-/* The value of --pod-stop-timeout: a duration above 0; once. */
-int pod_stop_timeout_arg_parse(const char *s, PodArgs *pod, Error **err);
+/* --pod-stop-timeout and --pod-watchdog (option without "--"): a duration
+ * above 0; each once. */
+int pod_lifecycle_arg_parse(const char *option, const char *s, PodArgs *pod, Error **err);
 
 /* "NAME,kind=host,source=PATH[,readOnly=true]" or "NAME,kind=empty". */
 int volume_arg_parse(const char *s, VolumeArg *ret, Error **err);

@@ -30,6 +30,7 @@ static const struct {
         { "health-retries", APP_ANNOTATION_HEALTH_RETRIES, VALUE_COUNT },
         { "health-start-period", APP_ANNOTATION_HEALTH_START_PERIOD, VALUE_DURATION_OR_ZERO },
         { "health-on-failure", APP_ANNOTATION_HEALTH_ON_FAILURE, VALUE_HEALTH_ACTION },
+        { "pod-watchdog", POD_ANNOTATION_WATCHDOG, VALUE_DURATION },
 };
 
 static const char *const restart_names[] = { "no", "on-failure", "always" };

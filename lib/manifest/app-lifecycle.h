@@ -16,6 +16,9 @@
 #include "manifest/pod-manifest.h"
 
 #define APP_ANNOTATION_STOP_TIMEOUT "sdpod/stop-timeout"        /* also the pod's, every app's default */
+/* The pod's, not an app's: its supervisor kills a pod whose systemd has not
+ * answered for that long (pod-liveness.h). */
+#define POD_ANNOTATION_WATCHDOG "sdpod/pod-watchdog"
 #define APP_ANNOTATION_RESTART "sdpod/restart"
 #define APP_ANNOTATION_WATCHDOG "sdpod/watchdog"
 #define APP_ANNOTATION_WATCHDOG_FILE "sdpod/watchdog-file"
@@ -58,7 +61,7 @@ int app_lifecycle_of(const PodManifest *m, const PodApp *app, AppLifecycle *ret,
 void app_lifecycle_done(AppLifecycle *l);
 
 /* The annotation behind command line option --OPTION ("restart"), or NULL
- * when it is not one of these. */
+ * when it is not one of these (the pod's, --pod-watchdog, included). */
 const char *app_lifecycle_annotation_of_option(const char *option);
 /* Whether annotation is one of the table's. */
 bool app_lifecycle_annotation_is(const char *annotation);

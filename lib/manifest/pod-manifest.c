@@ -572,7 +572,7 @@ static int check_mounts(const Checker *c, struct json_object *entry, const Path 
 }
 
 /* The annotations of an app's lifecycle (app-lifecycle.h), of the app or,
- * for app NULL, the pod's (only its default stop timeout). */
+ * for app NULL, the pod's (its default stop timeout, its watchdog). */
 static int check_lifecycle(const Checker *c, const Path *p, const PodNameValue *l, size_t n, const PodApp *app) {
         bool health = false, health_cmd = false, watchdog = false, watchdog_file = false;
         for (size_t i = 0; i < n; i++) {
@@ -580,8 +580,12 @@ static int check_lifecycle(const Checker *c, const Path *p, const PodNameValue *
                 if (!app_lifecycle_annotation_is(name))
                         continue;
                 const Path *vp = KEY(IDX(KEY(p, "annotations"), i), "value");
-                if (!app && !streq(name, APP_ANNOTATION_STOP_TIMEOUT))
+                bool pods = streq(name, APP_ANNOTATION_STOP_TIMEOUT) || streq(name, POD_ANNOTATION_WATCHDOG);
+                if (!app && !pods)
                         return bad(c, KEY(IDX(KEY(p, "annotations"), i), "name"), "%s is an app's annotation, not the pod's",
+                                   name);
+                if (app && streq(name, POD_ANNOTATION_WATCHDOG))
+                        return bad(c, KEY(IDX(KEY(p, "annotations"), i), "name"), "%s is the pod's annotation, not an app's",
                                    name);
                 Error *e = NULL;
                 if (app_lifecycle_check(name, l[i].value, &e) < 0) {

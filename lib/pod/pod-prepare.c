@@ -209,9 +209,10 @@ int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **re
                 return r;
         if ((r = add_volumes(m, args, err)) < 0 || (r = pod_net_args_apply(&args->net, m, err)) < 0)
                 return r;
-        if ((args->stop_timeout &&
-             (r = pod_manifest_set_annotation(m, APP_ANNOTATION_STOP_TIMEOUT, args->stop_timeout, err)) < 0) ||
-            (args->mutable_pod && (r = pod_manifest_set_annotation(m, POD_ANNOTATION_MUTABLE, "true", err)) < 0) ||
+        for (size_t i = 0; i < args->n_lifecycle; i++)
+                if ((r = pod_manifest_set_annotation(m, args->lifecycle[i].name, args->lifecycle[i].value, err)) < 0)
+                        return r;
+        if ((args->mutable_pod && (r = pod_manifest_set_annotation(m, POD_ANNOTATION_MUTABLE, "true", err)) < 0) ||
             (args->keep_on_app_failure &&
              (r = pod_manifest_set_annotation(m, POD_ANNOTATION_KEEP_ON_APP_FAILURE, "true", err)) < 0))
                 return r;

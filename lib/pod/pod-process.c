@@ -49,7 +49,7 @@ static bool holds_flock(pid_t pid, int fd, dev_t dev, ino_t ino) {
         return false;
 }
 
-static pid_t child_of(pid_t parent) {
+pid_t pod_first_child(pid_t parent) {
         char path[64], buf[256];
         snprintf(path, sizeof(path), "/proc/%d/task/%d/children", parent, parent);
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -85,7 +85,7 @@ int pod_process_find(int pod_fd, const char *uuid, PodProcess *ret, Error **err)
                         close(pidfd);
                 return error_set(err, -ESRCH, "pod %s is not running", uuid);
         }
-        *ret = (PodProcess) { .nspawn = pid, .nspawn_pidfd = pidfd, .leader = child_of(pid) };
+        *ret = (PodProcess) { .nspawn = pid, .nspawn_pidfd = pidfd, .leader = pod_first_child(pid) };
         return 0;
 }
 

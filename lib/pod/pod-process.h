@@ -25,6 +25,10 @@ int pod_pid_file_write(int pod_fd, pid_t pid, int lock_fd, Error **err);
  * stage0 leaves open for scripts, included). A negative errno on failure. */
 int pod_lock_keep_alone_on_exec(int lock_fd);
 
+/* The first child of parent (single-threaded: its main thread's), or 0:
+ * nspawn's is the pod's PID 1. */
+pid_t pod_first_child(pid_t parent);
+
 typedef struct PodProcess {
         pid_t nspawn;
         int nspawn_pidfd;       /* a pidfd of nspawn: signals reach it, never a recycled PID */

@@ -14,8 +14,10 @@
 #include "basic/fs.h"
 #include "basic/mount-util.h"
 #include "basic/strv.h"
+#include "basic/time-util.h"
 #include "config.h"
 #include "image/image-store.h"
+#include "manifest/app-lifecycle.h"
 #include "manifest/pod-manifest.h"
 #include "manifest/pod-net.h"
 #include "net/pod-net-setup.h"
@@ -329,7 +331,13 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
 
         /* nspawn as a child, the network released and what it may leave
          * of the pod halted when it exits (pod-supervise.h). */
-        int status = pod_supervise(pod_fd, lock_fd, ns.netns, SYSTEMD_NSPAWN, argv, pod_net_attach, &ns, err);
+        uint64_t watchdog_usec = 0;
+        const char *watchdog = pod_manifest_get_annotation(m, POD_ANNOTATION_WATCHDOG);
+        if (watchdog && parse_duration(watchdog, &watchdog_usec) < 0)
+                return error_set(err, -EINVAL, "pod %s: annotation %s: \"%s\" is not a duration", uuid,
+                                 POD_ANNOTATION_WATCHDOG, watchdog);
+        int status = pod_supervise(pod_fd, lock_fd, ns.netns, SYSTEMD_NSPAWN, argv, watchdog_usec, pod_net_attach, &ns,
+                                   err);
         pod_net_release(&ns);
         if (status < 0)
                 return error_prefix(err, "pod %s", uuid);

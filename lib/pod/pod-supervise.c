@@ -15,6 +15,7 @@
 #include "basic/fs.h"
 #include "basic/time-util.h"
 #include "pod/pod-launch.h"
+#include "pod/pod-liveness.h"
 #include "pod/pod-process.h"
 #include "pod/pod-supervise.h"
 
@@ -71,13 +72,14 @@ static int relay_socket(char address[static 108], Error **err) {
 /* What nspawn tells of the pod, said on: READY=1, STOPPING=1 and STATUS=
  * ("Container running: Ready."), for systemctl status. Nothing else: the
  * message is nspawn's, but only those lines are the service's business. */
-static void relay(const char *msg) {
+static void relay(const char *msg, bool *ready) {
         char out[NOTIFY_MESSAGE_MAX];
         size_t n = 0;
         for (const char *l = msg; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
                 size_t len = strcspn(l, "\n");
-                bool wanted = (len == 7 && startswith(l, "READY=1")) || (len == 10 && startswith(l, "STOPPING=1")) ||
-                              startswith(l, "STATUS=");
+                bool is_ready = len == 7 && startswith(l, "READY=1");
+                bool wanted = is_ready || (len == 10 && startswith(l, "STOPPING=1")) || startswith(l, "STATUS=");
+                *ready |= is_ready;
                 if (wanted && n + len + 2 <= sizeof(out)) {
                         memcpy(out + n, l, len);
                         n += len;
@@ -99,15 +101,8 @@ static void relay(const char *msg) {
  * pid namespace ends every process in it. A pod whose nspawn exited
  * normally has no PID 1 left: nothing to do. */
 static void halt_orphans(const char *program) {
-        char path[64], buf[256];
-        snprintf(path, sizeof(path), "/proc/self/task/%d/children", (int) getpid());
         for (unsigned round = 0; round < 16; round++) {
-                _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-                ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-                if (n <= 0)
-                        return;
-                buf[n] = 0;
-                pid_t child = (pid_t) atoi(buf);
+                pid_t child = pod_first_child(getpid());
                 if (child <= 0)
                         return;
                 /* Our child: its number is ours until we reap it. */
@@ -126,7 +121,7 @@ static void halt_orphans(const char *program) {
 }
 
 int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *program, char *const *argv,
-                  PodAttachFunc attach, void *userdata, Error **err) {
+                  uint64_t watchdog_usec, PodAttachFunc attach, void *userdata, Error **err) {
         /* A relay only when someone listens. */
         char address[108] = "";
         _cleanup_close_ int notify = -1;
@@ -171,9 +166,12 @@ int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *progra
                 (void) syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0);
         }
 
+        bool ready = false;
+        _cleanup_(pod_liveness_done) PodLiveness live;
+        pod_liveness_init(&live, watchdog_usec);
         for (;;) {
                 struct pollfd fds[] = { { pidfd, POLLIN, 0 }, { sfd, POLLIN, 0 }, { notify, POLLIN, 0 } };
-                if (poll(fds, notify >= 0 ? 3 : 2, -1) < 0) {
+                if (poll(fds, notify >= 0 ? 3 : 2, pod_liveness_poll_timeout(&live)) < 0) {
                         if (errno == EINTR)
                                 continue;
                         /* Cannot supervise: halt the pod and wait for it. */
@@ -191,7 +189,17 @@ int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *progra
                  * the sender. */
                 char msg[NOTIFY_MESSAGE_MAX];
                 if (notify >= 0 && (fds[2].revents & POLLIN) && notify_socket_read_from(notify, pid, msg) > 0)
-                        relay(msg);
+                        relay(msg, &ready);
+                if (pod_liveness_check(&live, pid) == -ETIMEDOUT) {
+                        /* SIGKILL to its PID 1 ends the pod; nspawn exits. */
+                        fprintf(stderr, "the pod's systemd has not answered for %llu ms: killing the pod\n",
+                                (unsigned long long) (watchdog_usec / 1000));
+                        pid_t leader = pod_first_child(pid);
+                        _cleanup_close_ int leader_fd = leader > 0 ? (int) syscall(SYS_pidfd_open, leader, 0) : -1;
+                        if (leader_fd < 0 || syscall(SYS_pidfd_send_signal, leader_fd, SIGKILL, NULL, 0) < 0)
+                                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                        live.pod_usec = live.host_usec = 0;
+                }
         }
         int status;
         while (waitpid(pid, &status, 0) < 0)
@@ -200,5 +208,11 @@ int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *progra
         halt_orphans(program);
         if (attached < 0)
                 return attached;
+        /* A pod whose apps all ended well while it booted (a quick job)
+         * exited before it was ready: that is a success, not a service
+         * that broke its protocol (pod@.service's Result=protocol) or a
+         * launch that failed. */
+        if (notify >= 0 && !ready && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+                (void) sd_notify(false, "READY=1");
         return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }

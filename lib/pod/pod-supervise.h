@@ -26,9 +26,13 @@
  *     process sdpod's launcher waits on;
  *   - passes SIGTERM, SIGINT and SIGHUP on to nspawn, which halts the pod
  *     in order (pod@.service's stop, a signal to sdpod run, Ctrl-C): nspawn
- *     is in a process group of its own, so that each reaches it once.
+ *     is in a process group of its own, so that each reaches it once;
+ *   - checks that the pod's systemd answers (pod-liveness.h), and kills a
+ *     pod that has not answered within watchdog_usec (0: never).
  *
  * The child gets the lock fd and nothing else of the supervisor's. */
+
+#include <stdint.h>
 
 #include "basic/error.h"
 
@@ -50,4 +54,4 @@ typedef int (*PodAttachFunc)(void *userdata, Error **err);
  * when signal N killed it; a failed attach is its error, once the child
  * has exited. */
 int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *program, char *const *argv,
-                  PodAttachFunc attach, void *userdata, Error **err);
+                  uint64_t watchdog_usec, PodAttachFunc attach, void *userdata, Error **err);

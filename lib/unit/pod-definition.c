@@ -80,6 +80,7 @@ static const DefinitionKey definition_keys[] = {
         { SECTION_POD, "Hostname", KEY_OPTION, "hostname" },
         { SECTION_POD, "HostsEntry", KEY_OPTION, "hosts-entry" },
         { SECTION_POD, "StopTimeout", KEY_OPTION, "pod-stop-timeout" },
+        { SECTION_POD, "Watchdog", KEY_OPTION, "pod-watchdog" },
 
         { SECTION_APP, "Image", KEY_IMAGE, NULL },
         { SECTION_APP, "Name", KEY_OPTION, "app" },
@@ -108,6 +109,7 @@ static const DefinitionKey definition_keys[] = {
         { SECTION_SERVICE, "RestartSec", KEY_DURATION, NULL },
         { SECTION_SERVICE, "TimeoutStartSec", KEY_DURATION_INFINITY, NULL },
         { SECTION_SERVICE, "TimeoutStopSec", KEY_DURATION_INFINITY, NULL },
+        { SECTION_SERVICE, "WatchdogSec", KEY_DURATION_INFINITY, NULL },
         { SECTION_SERVICE, "Type", KEY_FIXED, NULL },
         { SECTION_SERVICE, "NotifyAccess", KEY_FIXED, NULL },
         { SECTION_SERVICE, "ExecStart", KEY_FIXED, NULL },
@@ -600,6 +602,10 @@ static int render_service(Parser *p, const char *name, const char *sdpod_path, c
         if (!p->have_timeout_stop)
                 fputs("TimeoutStopSec=30s\n", f);
         fputs("Delegate=yes\nSlice=machine.slice\n", f);
+        /* As pod@.service: the run entrypoint pings the pod's systemd and
+         * says WATCHDOG=1 for a pod that answers (pod-liveness.h); a
+         * WatchdogSec= of [Service], below, wins. */
+        fputs("WatchdogSec=1min\n", f);
         for (char **l = p->service_lines; l && *l; l++)
                 fprintf(f, "%s\n", *l);
         if (fclose(f) != 0 || !ok) {

@@ -121,5 +121,69 @@ assert_eq "detached: the pod has exited" exited "$(status_of "$D" state)"
 assert_eq "detached: the app's status is recorded" 143 "$(status_of "$D" app-busybox)"
 assert_eq "detached: the network was released" "" "$(ls "$T/ipam/lifenet" 2>/dev/null | grep "^10\." || true)"
 
+# ---------------------------------------------------------------------------
+echo "# the pod's watchdog: a wedged pod is killed"
+# ---------------------------------------------------------------------------
+run_bg L --net=host --pod-watchdog=1s busybox --exec=/bin/sleep -- 1000
+wait_app "$L" busybox
+sleep 3
+assert_eq "a pod that answers its watchdog runs on" running "$(status_of "$L" state)"
+assert_exit 0 sd stop "$L"
+wait_pid "$L_PID"
+
+run_bg X --net=host --pod-watchdog=2s busybox --exec=/bin/sleep -- 1000
+wait_app "$X" busybox
+ns=$(pod_pidns "$X")
+# SIGSTOP: the pod's systemd no longer answers, and nothing else notices.
+kill -STOP "$(pod_procs "$X" | head -n1)"
+t0=$(date +%s%N)
+wait_pid "$X_PID"
+ms=$((($(date +%s%N) - t0) / 1000000))
+echo "# a wedged pod with a 2 s watchdog was killed after $ms ms"
+check "within its watchdog and a ping" test "$ms" -lt 4500
+check "sdpod run fails" test "$RC" -ne 0
+assert_contains "and says why" "$(cat "$X_OUT")" "has not answered for 2000 ms: killing the pod"
+assert_eq "no process of the wedged pod is left" "" "$(pidns_procs "$ns")"
+assert_exit 2 sd prepare --pod-watchdog=never busybox
+assert_contains "a bad pod watchdog is named" "$ERR" "--pod-watchdog"
+
+# ---------------------------------------------------------------------------
+echo "# the termination handshake: what a supervisor waits on"
+# ---------------------------------------------------------------------------
+# The pod's lock is released by the kernel once nspawn and the run
+# entrypoint are gone, and they are gone only after every app has stopped
+# and its status is recorded (and the network released). Two supervisors
+# wait: sdpod status --wait, and a bare flock(2) on the pod directory; each
+# reads the recorded statuses the moment it wakes, and finds them all.
+run_bg S --net=host busybox --app=quick --exec=/bin/sleep -- 1000 \
+	--- busybox --app=slow --pre-stop='sleep 1' --exec=/bin/sh -- -c 'trap "sleep 0.5; exit 7" TERM; while :; do sleep 0.1; done' \
+	--- busybox --app=done --exec=/bin/true
+wait_app "$S" slow
+sd status --wait "$S" >"$T/waited.status" 2>&1 &
+waiter1=$!
+python3 - "$DATA/pods/run/$S" >"$T/waited.flock" 2>&1 <<'PY' &
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECTORY)
+fcntl.flock(fd, fcntl.LOCK_SH)      # blocks while the pod runs
+status = os.path.join(sys.argv[1], "status")
+for app in ("quick", "slow", "done"):
+    try:
+        print(app, open(os.path.join(status, app)).read().strip())
+    except FileNotFoundError:
+        print(app, "missing")
+PY
+waiter2=$!
+sleep 0.5
+check "the supervisors are waiting while the pod runs" kill -0 "$waiter1" "$waiter2"
+kill -TERM "$S_PID"
+wait "$waiter1" || true
+wait "$waiter2" || true
+wait_pid "$S_PID"
+W1=$(cat "$T/waited.status")
+assert_contains "status --wait wakes with the stopped app's status" "$W1" "app-quick=143"
+assert_contains "with the status of the app whose pre-stop hook and TERM handler took 1.5 s" "$W1" "app-slow=7"
+assert_contains "and of the app that had exited before" "$W1" "app-done=0"
+assert_eq "a bare flock(2) waiter reads every status at once" "quick 143 slow 7 done 0" "$(tr '\n' ' ' <"$T/waited.flock" | sed 's/ $//')"
+
 remove_all_pods
 leak_check

@@ -42,8 +42,14 @@ unit_ended() {
 	esac
 }
 
-# (The apps sleep first: a pod whose apps all end while it boots exits
-# before it is ready, and fails with Result=protocol; pod@.service(8).)
+echo "# a quick job: its apps end well while it boots; the start succeeds"
+uuid=$(sd prepare busybox --exec=/bin/true)
+unit=pod@$uuid.service
+assert_exit 0 systemctl start "$unit"
+wait_for "the pod exits by itself" 20 unit_ended "$unit"
+assert_eq "Result=success, not protocol" success "$(unit_prop "$unit" Result)"
+assert_eq "the app's status is recorded" 0 "$(sd status "$uuid" | sed -n 's/^app-busybox=//p')"
+
 echo "# an immutable pod whose app exits 0: inactive"
 uuid=$(sd prepare busybox --exec=/bin/sh -- -c 'sleep 1')
 unit=pod@$uuid.service
@@ -72,6 +78,44 @@ assert_exit 1 systemctl start --wait "pod@$uuid.service"
 assert_eq "failed" failed "$(systemctl is-failed "pod@$uuid.service" || true)"
 assert_eq "ExecMainStatus=5" 5 "$(unit_prop "pod@$uuid.service" ExecMainStatus)"
 systemctl reset-failed "pod@$uuid.service"
+
+echo "# SIGKILL of the pod's systemd-nspawn: nothing of the pod outlives it"
+uuid=$(sd prepare busybox --exec=/bin/sleep -- 1000)
+unit=pod@$uuid.service
+assert_exit 0 systemctl start "$unit"
+leader=$(pod_procs "$uuid" | head -n1)
+pidns=$(stat -L -c %i "/proc/$leader/ns/pid")
+kill -KILL "$(cut -d' ' -f1 "/var/lib/sdpod/pods/run/$uuid/pid")"
+# pidns_gone: no process is left in the pod's pid namespace.
+pidns_gone() {
+	local p
+	for p in /proc/[0-9]*; do
+		[ "$(stat -L -c %i "$p/ns/pid" 2>/dev/null)" = "$pidns" ] && return 1
+	done
+	return 0
+}
+wait_for "no process of the pod within 2 s" 2 pidns_gone
+wait_for "the unit has ended" 20 unit_ended "$unit"
+assert_eq "the app was halted in order and recorded" 143 "$(sd status "$uuid" | sed -n 's/^app-busybox=//p')"
+systemctl reset-failed "$unit" 2>/dev/null || true
+
+echo "# WatchdogSec= on pod@.service: the host's systemd acts on a wedged pod"
+uuid=$(sd prepare busybox --exec=/bin/sleep -- 1000)
+unit=pod@$uuid.service
+mkdir -p "/run/systemd/system/$unit.d"
+printf '[Service]\nWatchdogSec=4s\nTimeoutAbortSec=2s\n' >"/run/systemd/system/$unit.d/watchdog.conf"
+systemctl daemon-reload
+assert_exit 0 systemctl start "$unit"
+sleep 6
+assert_eq "a pod that answers its supervisor's pings stays up" active "$(systemctl is-active "$unit")"
+# SIGSTOP: the pod's systemd no longer answers, and nspawn does not notice.
+kill -STOP "$(pod_procs "$uuid" | head -n1)"
+wait_for "the wedged pod's unit fails" 20 unit_ended "$unit"
+assert_eq "Result=watchdog" watchdog "$(unit_prop "$unit" Result)"
+no_pod_procs "$uuid"
+rm -r "/run/systemd/system/$unit.d"
+systemctl daemon-reload
+systemctl reset-failed "$unit" 2>/dev/null || true
 
 gc_all
 assert_eq "gc removed every pod" "" "$(sd list --format=json | jq -r '.[].uuid')"

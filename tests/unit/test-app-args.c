@@ -149,7 +149,9 @@ static void test_lifecycle(void) {
                             "--health-cmd=curl -f localhost", "--pre-start=[\"/bin/prep\", \"--quick\"]",
                             "--post-stop", "echo bye", NULL),
                       0);
-        ASSERT_STREQ(a.stop_timeout, "20s");
+        ASSERT_EQ_INT(a.n_lifecycle, 1);
+        ASSERT_STREQ(a.lifecycle[0].name, APP_ANNOTATION_STOP_TIMEOUT);
+        ASSERT_STREQ(a.lifecycle[0].value, "20s");
         const AppArgs *app = &a.apps[0];
         ASSERT_EQ_INT(app->n_lifecycle, 3);
         ASSERT_STREQ(app->lifecycle[0].name, APP_ANNOTATION_RESTART);

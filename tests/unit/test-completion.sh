@@ -242,12 +242,12 @@ expect 'sdpod image i' import inspect
 expect 'sdpod image list --' --help --format= --no-legend
 expect 'sdpod image list --format=' table json
 expect 'sdpod image import --' --help --name= --platform= --ref= --max-entries= --max-size=
-expect 'sdpod prepare --' --help --name= --volume= --private-users= --pod-stop-timeout= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
+expect 'sdpod prepare --' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
 	--app= --exec= --set-env= --user= --group= --working-dir= --mount= "${app_lifecycle[@]}"
 expect 'sdpod prepare --wo' --working-dir=
 expect 'sdpod prepare --w' --watchdog= --watchdog-file= --working-dir=
 expect 'sdpod prepare --private-users=' yes no
-expect 'sdpod run --' --detach --uuid-file= --replace --help --name= --volume= --private-users= --pod-stop-timeout= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
+expect 'sdpod run --' --detach --uuid-file= --replace --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
 	--app= --exec= --set-env= --user= --group= \
 	--working-dir= --mount= "${app_lifecycle[@]}"
 expect 'sdpod run --d' --detach --dns= --dns-search= --dns-option=
@@ -288,11 +288,11 @@ expect 'sdpod prepare ' busybox:1.36 example.com/my-app:latest
 # ---------------------------------------------------------------------------
 
 # after an image, only its options, "--" and "---"
-expect 'sdpod prepare busybox:1.36 ' --help --name= --volume= --private-users= --pod-stop-timeout= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
+expect 'sdpod prepare busybox:1.36 ' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
 	--app= --exec= --set-env= --user= --group= \
 	--working-dir= --mount= "${app_lifecycle[@]}" -- ---
 expect 'sdpod prepare --app=x busybox:1.36 --ex' --exec=
-expect 'sdpod prepare --app x busybox:1.36 --app y ' --help --name= --volume= --private-users= --pod-stop-timeout= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
+expect 'sdpod prepare --app x busybox:1.36 --app y ' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
 	--app= --exec= --set-env= \
 	--user= --group= --working-dir= --mount= "${app_lifecycle[@]}" -- ---
 # the app's arguments are its own, but "---" starts the next app
@@ -351,7 +351,7 @@ expect "sdpod journal $EXITED -o ca" cat
 expect 'podapp ' sandbox add start stop rm list status exec
 expect 'podapp s' sandbox start stop status
 expect 'podapp -' --dir= --debug --help --version
-expect 'podapp sandbox --' --help --name= --volume= --keep-on-app-failure --private-users= --pod-stop-timeout= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry=
+expect 'podapp sandbox --' --help --name= --volume= --keep-on-app-failure --private-users= --pod-stop-timeout= --pod-watchdog= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry=
 expect 'sdpod prepare --net=' default none host ns:
 expect 'sdpod run --dns=' host
 expect 'podapp sandbox --private-users=' yes no
