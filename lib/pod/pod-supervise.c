@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <systemd/sd-daemon.h>
 
+#include "basic/crash-point.h"
 #include "basic/fs.h"
 #include "pod/pod-launch.h"
 #include "pod/pod-process.h"
@@ -116,11 +117,14 @@ int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *progra
                 waitpid(pid, NULL, 0);
                 return r;
         }
+        crash_point(CRASH_RUN_FORKED);
         (void) write(go[1], "", 1);
         close(go[1]);
 
         /* The pod boots meanwhile; it waits for what attach makes. */
         int attached = attach ? attach(userdata, err) : 0;
+        if (attached >= 0)
+                crash_point(CRASH_RUN_ATTACHED);
         if (attached < 0) {
                 (void) syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0);
                 (void) syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0);
