@@ -3,6 +3,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <signal.h>
@@ -19,11 +20,26 @@
 
 #define RELAY_DIR "/run/sdpod/notify"
 
-static _noreturn_ void exec_child(int lock_fd, int go, const char *netns, const char *notify, const char *program,
-                                  char *const *argv) {
+static _noreturn_ void exec_child(int lock_fd, int go[2], pid_t supervisor, const char *netns, const char *notify,
+                                  const char *program, char *const *argv) {
         sigset_t none;
         sigemptyset(&none);
         char c;
+        /* Our copy of the writing end would keep the read below from ever
+         * seeing the end of the pipe when the supervisor dies before it
+         * says go: nspawn would wait for ever, holding the pod's lock. */
+        close(go[1]);
+        /* Without its supervisor the pod's network is never attached (the
+         * pod waits for it, two minutes) nor released at its exit: when the
+         * supervisor dies, however it dies, nspawn dies too, which releases
+         * the lock, so that the pod reads as exited at once and gc releases
+         * the network and kills what nspawn left running. Not SIGTERM: a
+         * pod still booting loses the halt request nspawn passes on (its
+         * PID 1 has no handler yet), and would run on until its wait for
+         * the network times out. Checked after, since it may have died
+         * before. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != supervisor)
+                _exit(125);
         _cleanup_close_ int ns = open(netns, O_RDONLY | O_CLOEXEC);
         /* Wait until the pid file names us: stop must find us. nspawn then
          * runs in the pod's network namespace, which the pod inherits, and
@@ -31,7 +47,7 @@ static _noreturn_ void exec_child(int lock_fd, int go, const char *netns, const 
          * caller's group, reaches the supervisor alone, which passes it on
          * once. (nspawn takes a second SIGINT or SIGTERM for "terminate
          * now": the apps' exit statuses would be lost.) */
-        if (read(go, &c, 1) != 1 || ns < 0 || setns(ns, CLONE_NEWNET) < 0 || setpgid(0, 0) < 0 ||
+        if (read(go[0], &c, 1) != 1 || ns < 0 || setns(ns, CLONE_NEWNET) < 0 || setpgid(0, 0) < 0 ||
             sigprocmask(SIG_SETMASK, &none, NULL) < 0 ||
             (notify && setenv("NOTIFY_SOCKET", notify, 1) < 0) || pod_lock_keep_alone_on_exec(lock_fd) < 0)
                 _exit(125);
@@ -103,11 +119,11 @@ int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *progra
         if (sfd < 0 || pipe2(go, O_CLOEXEC) < 0)
                 return error_sys(err, -errno, "cannot supervise");
         fflush(NULL);
-        pid_t pid = fork();
+        pid_t supervisor = getpid(), pid = fork();
         if (pid < 0)
                 return error_sys(err, -errno, "cannot start %s", program);
         if (pid == 0)
-                exec_child(lock_fd, go[0], netns, *address ? address : NULL, program, argv);
+                exec_child(lock_fd, go, supervisor, netns, *address ? address : NULL, program, argv);
         close(go[0]);
         _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
         int r = pidfd < 0 ? error_sys(err, -errno, "pidfd of %s", program) : pod_pid_file_write(pod_fd, pid, lock_fd, err);

@@ -19,7 +19,10 @@
  *     in order (pod@.service's stop, a signal to sdpod run, Ctrl-C): nspawn
  *     is in a process group of its own, so that each reaches it once.
  *
- * The child gets the lock fd and nothing else of the supervisor's. */
+ * The child gets the lock fd and nothing else of the supervisor's. When
+ * the supervisor dies (SIGKILL, a crash), nspawn is killed too: nothing
+ * would attach or release the pod's network any more. The pod then reads
+ * as exited, and gc releases its network and kills what is left of it. */
 
 #include "basic/error.h"
 
