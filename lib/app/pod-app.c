@@ -304,13 +304,23 @@ static int run_job(AppPod *ap, const char *method, const char *unit, uint64_t ti
         return r < 0 ? explain_exit(ap, error_prefix(err, "pod %s", ap->pod->uuid), err) : 0;
 }
 
+/* The state of the unit of an app the manifest names. An add that died
+ * between its manifest rewrite and its reload left the app without units:
+ * the reload it did not do comes first. */
+static int loaded_app_unit_state(AppPod *ap, const char *app, UnitState *st, Error **err) {
+        int r = app_unit_state(ap, app, st, err);
+        if (r < 0 || !streq(st->load_state, "not-found"))
+                return r;
+        return (r = reload(ap, err)) < 0 ? r : app_unit_state(ap, app, st, err);
+}
+
 /* For start and stop: pod.lck shared, the running mutable pod, the app
  * and its unit's state. */
 static int open_for_app(PodStore *ps, Pod *p, const char *app, int *lock, AppPod *ap, UnitState *st, Error **err) {
         int r = lock_apps(p, LOCK_SH, lock, err);
         if (r < 0 || (r = app_pod_open(ps, p, NEED_RUNNING | NEED_MUTABLE, ap, err)) < 0 || (r = need_app(ap, app, err)) < 0)
                 return r;
-        return app_unit_state(ap, app, st, err);
+        return loaded_app_unit_state(ap, app, st, err);
 }
 
 /* A start job of a Type=exec unit fails also when the program ran and
@@ -412,7 +422,8 @@ int pod_app_rm(PodStore *ps, Pod *p, const char *app, uint64_t grace_usec, Error
                         return error_set(err, -ENOENT, "pod %s has no app %s", p->uuid, app);
                 return remove_app_resources(&ap, app, err);
         }
-        if ((r = touch_app_file(&ap, app, APP_DELETING, err)) < 0)
+        UnitState st;
+        if ((r = loaded_app_unit_state(&ap, app, &st, err)) < 0 || (r = touch_app_file(&ap, app, APP_DELETING, err)) < 0)
                 return r;
         crash_point(CRASH_RM_MARKED);
         if ((r = stop_app(&ap, app, grace_usec, err)) < 0)
