@@ -207,6 +207,20 @@ nat_release() {
 	done
 }
 
+# procs_left UUID: the processes of the pod, with their command lines and
+# parents, once those that are dying have had 3 s: the kernel ends the rest
+# of a pid namespace after its PID 1 asynchronously.
+procs_left() {
+	local i p
+	for ((i = 0; i < 30; i++)); do
+		[ -n "$(pod_procs "$1")" ] || return 0
+		sleep 0.1
+	done
+	for p in $(pod_procs "$1"); do
+		echo "$p ($(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | head -c 100), parent $(awk '/^PPid:/ {print $2}' "/proc/$p/status" 2>/dev/null))"
+	done
+}
+
 # check_clean WHAT KEEP...: after the repair and gc, only the pods KEEP
 # (running) are left, and nothing of any other pod.
 check_clean() {
@@ -221,7 +235,7 @@ check_clean() {
 	[ -z "$p" ] || problems+="mounts below the data directory: $p; "
 	for u in $(sort -u "$SEEN"); do
 		[[ "$keep" == *" $u "* ]] && continue
-		p=$(pod_procs "$u")
+		p=$(procs_left "$u")
 		[ -z "$p" ] || problems+="processes of pod $u: $p; "
 		grep -rqs -- "$u" "$IPAM" && problems+="a CNI lease of pod $u; "
 		if iptables-save -t nat 2>/dev/null | grep -q -- "$u"; then
