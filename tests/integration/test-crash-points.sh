@@ -157,8 +157,10 @@ check_store() {
 		[[ "$uuid" =~ $UUID_RE ]] || problems+="stray entry $dir/$uuid; "
 		[ -d "$DATA/pods/$dir/$uuid" ] && [ ! -L "$DATA/pods/$dir/$uuid" ] || problems+="$dir/$uuid is not a directory; "
 		for f in pod stage1/manifest net/networks.json; do
-			if [ -e "$DATA/pods/$dir/$uuid/$f" ] && ! jq -e . "$DATA/pods/$dir/$uuid/$f" >/dev/null 2>&1; then
-				problems+="$dir/$uuid/$f is not valid JSON; "
+			# Read once: a pod that is exiting removes its network
+			# record meanwhile, and that is no broken file.
+			if out=$(cat "$DATA/pods/$dir/$uuid/$f" 2>/dev/null) && ! jq -e . >/dev/null 2>&1 <<<"$out"; then
+				problems+="$dir/$uuid/$f is not valid JSON: $(head -c 200 <<<"$out"); "
 			fi
 		done
 	done < <(all_pods)
