@@ -18,6 +18,7 @@
 #include <linux/close_range.h>
 #include <sys/syscall.h>
 
+#include "basic/crash-point.h"
 #include "basic/fs.h"
 #include "basic/macro.h"
 #include "basic/strv.h"
@@ -64,6 +65,7 @@ static int stop(const char *uuid, bool force) {
         if (pod_fd < 0 || pod_process_find(pod_fd, uuid, &p, &err) < 0)
                 return fail(err);
         int r = 0;
+        crash_point(CRASH_STOP_ENTRY);
         if (!force) {
                 /* nspawn turns it into the pod's halt.target: the apps stop,
                  * their statuses are recorded, the pod exits. */
@@ -183,6 +185,7 @@ static int gc(const char *uuid) {
                 return fail(err);
         if (n > 0)
                 fprintf(stderr, "gc: pod %s: killed its PID 1, left running after systemd-nspawn died\n", uuid);
+        crash_point(CRASH_GC_ENTRY_KILLED);
         /* The networks of a pod whose run entrypoint died before it could
          * release them (the record says which; none: nothing to do). The
          * namespace is gone with the pod: CNI_NETNS is empty, and plugins
@@ -190,6 +193,7 @@ static int gc(const char *uuid) {
         _cleanup_close_ int pod_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (pod_fd < 0 || pod_network_down(pod_fd, uuid, "", &err) < 0)
                 return fail(err);
+        crash_point(CRASH_GC_ENTRY_NET);
         /* The cgroup the run entrypoint made on a host without systemd,
          * and those of pods deleted without this entrypoint. */
         if (pod_cgroup_remove(uuid, &err) < 0)

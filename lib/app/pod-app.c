@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "app/pod-app.h"
+#include "basic/crash-point.h"
 #include "basic/fs.h"
 #include "basic/lock.h"
 #include "basic/time-util.h"
@@ -223,6 +224,8 @@ static int remove_app_resources(AppPod *ap, const char *app, Error **err) {
                 r = pod_app_root_unmount(&ap->proc, ap->path, app, err);
         if (r < 0)
                 return explain_exit(ap, r, err);
+        /* Also where add clears what a crashed add or rm left. */
+        crash_point(CRASH_RM_UNMOUNTED);
         if ((r = rm_rf_beneath(ap->pod->fd, dir)) < 0 && r != -ENOENT)
                 return error_sys(err, r, "pod %s: cannot remove %s", ap->pod->uuid, dir);
         return 0;
@@ -236,6 +239,7 @@ int pod_app_add(PodStore *ps, Pod *p, ImageStore *is, const AppArgs *a, Error **
         int r = lock_apps(p, LOCK_EX, &lock, err);
         if (r < 0 || (r = app_pod_open(ps, p, NEED_RUNNING | NEED_MUTABLE, &ap, err)) < 0)
                 return r;
+        crash_point(CRASH_ADD_LOCKED);
         if (pod_manifest_find_app(ap.manifest, a->name))
                 return error_set(err, -EEXIST, "pod %s already has an app %s", p->uuid, a->name);
 
@@ -252,11 +256,12 @@ int pod_app_add(PodStore *ps, Pod *p, ImageStore *is, const AppArgs *a, Error **
          * add or rm: it goes first. */
         if ((r = remove_app_resources(&ap, app->name, err)) < 0 ||
             (r = pod_render_app(p->fd, is, app, pod_userns_root(&u), err)) < 0 ||
-            (r = pod_app_root_mount(&ap.proc, ap.path, ps->root, app, u.enabled, err)) < 0) {
+            (crash_point(CRASH_ADD_RENDERED), r = pod_app_root_mount(&ap.proc, ap.path, ps->root, app, u.enabled, err)) < 0) {
                 _cleanup_error_ Error *ignored = NULL;
                 (void) remove_app_resources(&ap, app->name, &ignored);
                 return explain_exit(&ap, error_prefix(err, "pod %s", p->uuid), err);
         }
+        crash_point(CRASH_ADD_MOUNTED);
         /* The pod's generator adds the app's ids to the pod's passwd on
          * the reload (pod-userdb.h). */
         if ((r = write_manifest(&ap, err)) < 0) {
@@ -264,6 +269,7 @@ int pod_app_add(PodStore *ps, Pod *p, ImageStore *is, const AppArgs *a, Error **
                 (void) remove_app_resources(&ap, a->name, &ignored);
                 return explain_exit(&ap, error_prefix(err, "pod %s: app %s", p->uuid, a->name), err);
         }
+        crash_point(CRASH_ADD_WRITTEN);
         /* In the manifest now: a failed reload leaves the app prepared for
          * the next one, as any later add or rm would do. */
         return reload(&ap, err);
@@ -304,13 +310,23 @@ static int run_job(AppPod *ap, const char *method, const char *unit, uint64_t ti
         return r < 0 ? explain_exit(ap, error_prefix(err, "pod %s", ap->pod->uuid), err) : 0;
 }
 
+/* The state of the unit of an app the manifest names. An add that died
+ * between its manifest rewrite and its reload left the app without units:
+ * the reload it did not do comes first. */
+static int loaded_app_unit_state(AppPod *ap, const char *app, UnitState *st, Error **err) {
+        int r = app_unit_state(ap, app, st, err);
+        if (r < 0 || !streq(st->load_state, "not-found"))
+                return r;
+        return (r = reload(ap, err)) < 0 ? r : app_unit_state(ap, app, st, err);
+}
+
 /* For start and stop: pod.lck shared, the running mutable pod, the app
  * and its unit's state. */
 static int open_for_app(PodStore *ps, Pod *p, const char *app, int *lock, AppPod *ap, UnitState *st, Error **err) {
         int r = lock_apps(p, LOCK_SH, lock, err);
         if (r < 0 || (r = app_pod_open(ps, p, NEED_RUNNING | NEED_MUTABLE, ap, err)) < 0 || (r = need_app(ap, app, err)) < 0)
                 return r;
-        return app_unit_state(ap, app, st, err);
+        return loaded_app_unit_state(ap, app, st, err);
 }
 
 /* A start job of a Type=exec unit fails also when the program ran and
@@ -351,6 +367,7 @@ int pod_app_start(PodStore *ps, Pod *p, const char *app, Error **err) {
         if ((r = unlink_app_file(&ap, app, POD_APP_STOP_REQUESTED, err)) < 0 ||
             (r = unlink_app_status(&ap, app, err)) < 0)
                 return r;
+        crash_point(CRASH_START_CLEARED);
         char unit[128];
         app_unit(app, unit);
         r = run_job(&ap, "StartUnit", unit, APP_START_TIMEOUT_USEC, err);
@@ -429,10 +446,19 @@ int pod_app_rm(PodStore *ps, Pod *p, const char *app, uint64_t grace_usec, Error
                         return error_set(err, -ENOENT, "pod %s has no app %s", p->uuid, app);
                 return remove_app_resources(&ap, app, err);
         }
-        if ((r = touch_app_file(&ap, app, APP_DELETING, err)) < 0 || (r = stop_app(&ap, app, grace_usec, err)) < 0 ||
-            (r = pod_manifest_remove_app(ap.manifest, app, err)) < 0 || (r = write_manifest(&ap, err)) < 0 ||
-            (r = reload(&ap, err)) < 0)
+        UnitState st;
+        if ((r = loaded_app_unit_state(&ap, app, &st, err)) < 0 || (r = touch_app_file(&ap, app, APP_DELETING, err)) < 0)
                 return r;
+        crash_point(CRASH_RM_MARKED);
+        if ((r = stop_app(&ap, app, grace_usec, err)) < 0)
+                return r;
+        crash_point(CRASH_RM_STOPPED);
+        if ((r = pod_manifest_remove_app(ap.manifest, app, err)) < 0 || (r = write_manifest(&ap, err)) < 0)
+                return r;
+        crash_point(CRASH_RM_WRITTEN);
+        if ((r = reload(&ap, err)) < 0)
+                return r;
+        crash_point(CRASH_RM_RELOADED);
         return remove_app_resources(&ap, app, err);
 }
 

@@ -2,6 +2,7 @@
 #include <getopt.h>
 #include <stdarg.h>
 
+#include "basic/crash-point.h"
 #include "basic/json-util.h"
 #include "basic/time-util.h"
 #include "basic/warn.h"
@@ -60,9 +61,11 @@ int cli_usage_error(const char *command, const char *fmt, ...) {
 }
 
 int cli_parse_globals(int argc, char **argv, const char *usage, int *ret_status) {
-        enum { OPT_DIR = 0x100, OPT_DEBUG, OPT_VERSION };
+        enum { OPT_DIR = 0x100, OPT_DEBUG, OPT_VERSION, OPT_CRASH_POINTS };
         static const struct option options[] = {
                 { "dir", required_argument, NULL, OPT_DIR },
+                /* Not in --help: for the crash tests (basic/crash-point.h). */
+                { "crash-points", no_argument, NULL, OPT_CRASH_POINTS },
                 { "debug", no_argument, NULL, OPT_DEBUG },
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, OPT_VERSION },
@@ -90,6 +93,14 @@ int cli_parse_globals(int argc, char **argv, const char *usage, int *ret_status)
                 case OPT_VERSION:
                         printf("%s %s\n", program_invocation_short_name, SDPOD_VERSION);
                         *ret_status = EXIT_OK;
+                        return -1;
+                case OPT_CRASH_POINTS:
+                        if (crash_points_print() < 0) {
+                                fprintf(stderr, "%s: this build has no crash points (meson setup -Dcrash-points=true)\n",
+                                        program_invocation_short_name);
+                                *ret_status = EXIT_ERROR;
+                        } else
+                                *ret_status = EXIT_OK;
                         return -1;
                 default:
                         fprintf(stderr, "Try '%s --help'.\n", program_invocation_short_name);

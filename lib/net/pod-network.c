@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "basic/crash-point.h"
 #include "basic/fs.h"
 #include "basic/json-util.h"
 #include "net/cni.h"
@@ -142,6 +143,7 @@ int pod_network_up(int pod_fd, const char *uuid, const PodManifest *m, const Pod
                 }
                 if ((r = record_write(pod_fd, record, err)) < 0)
                         break;
+                crash_point(CRASH_RUN_NET_RECORDED);
                 CniAttachment a;
                 attachment_of(e, uuid, netns, runtime_config, &a);
                 if ((r = cni_add(&a, json_object_object_get(e, "config"), &result, err)) < 0) {
@@ -149,6 +151,7 @@ int pod_network_up(int pod_fd, const char *uuid, const PodManifest *m, const Pod
                         json_object_array_del_idx(done, i, 1);
                         break;
                 }
+                crash_point(CRASH_RUN_NET_ADDED);
                 json_object_object_add(e, "result", result);
                 if ((r = record_write(pod_fd, record, err)) < 0)
                         break;

@@ -9,6 +9,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 
+#include "basic/crash-point.h"
 #include "basic/fs.h"
 #include "basic/time-util.h"
 #include "basic/warn.h"
@@ -186,6 +187,8 @@ static int pod_launch(PodStore *ps, const char *uuid, Error **err) {
 int pod_stop(PodStore *ps, Pod *p, bool force, uint64_t timeout_usec, Error **err) {
         char *force_arg[] = { "--force", NULL };
         int r = stage1_run(p->fd, p->uuid, STAGE1_ENTRYPOINT_STOP, force ? force_arg : NULL, err);
+        if (r >= 0)
+                crash_point(CRASH_STOP_ASKED);
         if (r < 0 || force)
                 return r < 0 ? r : pod_wait(ps, p, 0, err);
         _cleanup_error_ Error *timeout = NULL;

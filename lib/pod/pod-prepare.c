@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "basic/crash-point.h"
 #include "basic/digest.h"
 #include "basic/fs.h"
 #include "basic/strv.h"
@@ -271,14 +272,20 @@ int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target
         if ((r = pod_create(ps, &p, err)) < 0)
                 return r;
         PodUserns u = {};
-        if ((!args->no_private_users && (r = pod_userns_claim(ps->root, p->uuid, m, err)) < 0) ||
-            (r = pod_userns_from_manifest(m, &u, err)) < 0 ||
-            (r = pod_manifest_write_at(p->fd, "pod", m, err)) < 0 ||
-            (r = stage1_render(p->fd, pod_userns_root(&u), err)) < 0)
+        crash_point(CRASH_PREPARE_CREATED);
+        if (!args->no_private_users && (r = pod_userns_claim(ps->root, p->uuid, m, err)) < 0)
                 return error_prefix(err, "pod %s", p->uuid);
+        crash_point(CRASH_PREPARE_CLAIMED);
+        if ((r = pod_userns_from_manifest(m, &u, err)) < 0 || (r = pod_manifest_write_at(p->fd, "pod", m, err)) < 0)
+                return error_prefix(err, "pod %s", p->uuid);
+        crash_point(CRASH_PREPARE_MANIFEST);
+        if ((r = stage1_render(p->fd, pod_userns_root(&u), err)) < 0)
+                return error_prefix(err, "pod %s", p->uuid);
+        crash_point(CRASH_PREPARE_STAGE1);
         for (size_t i = 0; i < m->n_apps; i++)
                 if ((r = pod_render_app(p->fd, is, &m->apps[i], pod_userns_root(&u), err)) < 0)
                         return error_prefix(err, "pod %s", p->uuid);
+        crash_point(CRASH_PREPARE_APPS);
         if ((r = pod_finish_prepare(ps, p, target, err)) < 0)
                 return r;
         *ret = TAKE_PTR(p);

@@ -10,6 +10,7 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-login.h>
 
+#include "basic/crash-point.h"
 #include "basic/digest.h"
 #include "basic/fs.h"
 #include "basic/mount-util.h"
@@ -264,6 +265,7 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         int r = enter_private_mount_namespace(err);
         if (r < 0)
                 return error_prefix(err, "pod %s", uuid);
+        crash_point(CRASH_RUN_MOUNT_NS);
         _cleanup_close_ int pod_fd = open(pod, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (pod_fd < 0)
                 return error_sys(err, -errno, "pod %s: %s", uuid, pod);
@@ -282,6 +284,7 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         c.userns_fd = userns_fd;
         if ((r = mount_pod(&c, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
+        crash_point(CRASH_RUN_MOUNTED);
 
         NspawnHost host;
         nspawn_host_detect(&host);
@@ -303,6 +306,8 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         };
         if ((r = pod_net_prepare(&ns, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
+        if (ns.netns)
+                crash_point(CRASH_RUN_NETNS);
         _cleanup_free_ char *dir = NULL, *machine_arg = NULL, *uuid_arg = NULL, *users_arg = NULL;
         if ((net.hostname && asprintf(&hostname_arg, "--hostname=%s", net.hostname) < 0) ||
             asprintf(&dir, "--directory=%s/stage1/rootfs", pod) < 0 ||

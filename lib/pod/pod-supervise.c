@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <systemd/sd-daemon.h>
 
+#include "basic/crash-point.h"
 #include "basic/fs.h"
 #include "basic/time-util.h"
 #include "pod/pod-launch.h"
@@ -21,24 +22,30 @@
 
 #define RELAY_DIR "/run/sdpod/notify"
 
-static _noreturn_ void exec_child(pid_t supervisor, int lock_fd, int go, const char *netns, const char *notify,
+static _noreturn_ void exec_child(int lock_fd, int go[2], pid_t supervisor, const char *netns, const char *notify,
                                   const char *program, char *const *argv) {
         sigset_t none;
         sigemptyset(&none);
         char c;
-        _cleanup_close_ int ns = netns ? open(netns, O_RDONLY | O_CLOEXEC) : -1;
-        /* The supervisor's death (SIGKILL, say) halts the pod in order:
-         * SIGTERM is what a stop sends. Checked after it is set, in case
-         * the supervisor died before. */
-        if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != supervisor)
+        /* Our copy of the writing end would keep the read below from ever
+         * seeing the end of the pipe when the supervisor dies before it
+         * says go: nspawn would wait for ever, holding the pod's lock. */
+        close(go[1]);
+        /* The supervisor's death, however it dies, kills nspawn: without it
+         * the pod's network is never attached (the pod would wait for it)
+         * nor released. Not SIGTERM: a pod still booting loses the halt
+         * request nspawn passes on (its PID 1 has no handler yet). Checked
+         * after, since it may have died before. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != supervisor)
                 _exit(125);
+        _cleanup_close_ int ns = netns ? open(netns, O_RDONLY | O_CLOEXEC) : -1;
         /* Wait until the pid file names us: stop must find us. nspawn then
          * runs in the pod's network namespace, which the pod inherits, and
          * in a process group of its own: a Ctrl-C, or a signal to the
          * caller's group, reaches the supervisor alone, which passes it on
          * once. (nspawn takes a second SIGINT or SIGTERM for "terminate
          * now": the apps' exit statuses would be lost.) */
-        if (read(go, &c, 1) != 1 || (netns && (ns < 0 || setns(ns, CLONE_NEWNET) < 0)) || setpgid(0, 0) < 0 ||
+        if (read(go[0], &c, 1) != 1 || (netns && (ns < 0 || setns(ns, CLONE_NEWNET) < 0)) || setpgid(0, 0) < 0 ||
             sigprocmask(SIG_SETMASK, &none, NULL) < 0 ||
             (notify && setenv("NOTIFY_SOCKET", notify, 1) < 0) || pod_lock_keep_alone_on_exec(lock_fd) < 0)
                 _exit(125);
@@ -146,7 +153,7 @@ int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *progra
         if (pid < 0)
                 return error_sys(err, -errno, "cannot start %s", program);
         if (pid == 0)
-                exec_child(supervisor, lock_fd, go[0], netns, *address ? address : NULL, program, argv);
+                exec_child(lock_fd, go, supervisor, netns, *address ? address : NULL, program, argv);
         close(go[0]);
         _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
         int r = pidfd < 0 ? error_sys(err, -errno, "pidfd of %s", program) : pod_pid_file_write(pod_fd, pid, lock_fd, err);
@@ -156,11 +163,14 @@ int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *progra
                 waitpid(pid, NULL, 0);
                 return r;
         }
+        crash_point(CRASH_RUN_FORKED);
         (void) write(go[1], "", 1);
         close(go[1]);
 
         /* The pod boots meanwhile; it waits for what attach makes. */
         int attached = attach ? attach(userdata, err) : 0;
+        if (attached >= 0)
+                crash_point(CRASH_RUN_ATTACHED);
         if (attached < 0) {
                 (void) syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0);
                 (void) syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0);

@@ -30,7 +30,10 @@
  *   - checks that the pod's systemd answers (pod-liveness.h), and kills a
  *     pod that has not answered within watchdog_usec (0: never).
  *
- * The child gets the lock fd and nothing else of the supervisor's. */
+ * The child gets the lock fd and nothing else of the supervisor's. When
+ * the supervisor dies (SIGKILL, a crash), nspawn is killed too: nothing
+ * would attach or release the pod's network any more. The pod then reads
+ * as exited, and gc releases its network and kills what is left of it. */
 
 #include <stdint.h>
 

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "basic/crash-point.h"
 #include "basic/fs.h"
 #include "basic/mount-util.h"
 #include "basic/time-util.h"
@@ -422,18 +423,30 @@ int pod_create(PodStore *s, Pod **ret, Error **err) {
         int r = uuid_v4_generate(uuid);
         if (r < 0)
                 return error_sys(err, r, "cannot generate a pod UUID");
-        if (mkdirat(s->dir_fds[POD_DIR_EMBRYO], uuid, 0700) < 0)
-                return error_sys(err, -errno, "cannot create pod directory %s/pods/embryo/%s", s->root, uuid);
-
+        /* Between its mkdir and its lock an embryo is not yet bound to
+         * its creator: a shared lock on embryo/ says "creating" for that
+         * moment, so that gc can tell an embryo whose creator died (not
+         * locked while nobody holds embryo/) without waiting for its age. */
+        if ((r = flock_retry(s->dir_fds[POD_DIR_EMBRYO], LOCK_SH)) < 0)
+                return error_sys(err, r, "cannot lock %s/pods/embryo", s->root);
         _cleanup_pod_ Pod *p = NULL;
-        if ((r = pod_open(s, POD_DIR_EMBRYO, uuid, &p)) < 0)
-                return error_sys(err, r, "pod %s", uuid);
+        if (mkdirat(s->dir_fds[POD_DIR_EMBRYO], uuid, 0700) < 0)
+                r = error_sys(err, -errno, "cannot create pod directory %s/pods/embryo/%s", s->root, uuid);
+        else {
+                crash_point(CRASH_PREPARE_EMBRYO);
+                if ((r = pod_open(s, POD_DIR_EMBRYO, uuid, &p)) < 0)
+                        error_sys(err, r, "pod %s", uuid);
+        }
         /* Nobody else knows the UUID yet: the lock cannot be taken. It is
          * taken before the pod appears in prepare/, so that it never shows
          * as prepare-failed there while it is being prepared. */
-        if ((r = flock_retry(p->fd, LOCK_EX | LOCK_NB)) < 0)
-                return error_sys(err, r, "cannot lock pod %s", uuid);
+        if (r >= 0 && (r = flock_retry(p->fd, LOCK_EX | LOCK_NB)) < 0)
+                error_sys(err, r, "cannot lock pod %s", uuid);
+        (void) flock(s->dir_fds[POD_DIR_EMBRYO], LOCK_UN);
+        if (r < 0)
+                return r;
         p->lock = LOCK_EX;
+        crash_point(CRASH_PREPARE_LOCKED);
         if ((r = pod_move(s, p, POD_DIR_PREPARE, true)) < 0)
                 return error_sys(err, r, "cannot move pod %s to prepare/", uuid);
         *ret = TAKE_PTR(p);
@@ -448,6 +461,8 @@ int pod_finish_prepare(PodStore *s, Pod *p, PodDir target, Error **err) {
                 return error_prefix(err, "pod %s", p->uuid);
         if ((r = pod_move(s, p, target, true)) < 0)
                 return error_sys(err, r, "cannot move pod %s to %s/", p->uuid, pod_dir_names[target]);
+        if (target == POD_DIR_PREPARED)
+                crash_point(CRASH_PREPARE_DONE);
         return 0;
 }
 
@@ -497,13 +512,16 @@ int pod_start_prepared(PodStore *s, const char *uuid, Pod **ret, Error **err) {
          * the pod and let it exit: then prepared/UUID is gone. */
         if (!pod_is_at(s, p))
                 return explain_not_startable(s, uuid, err);
+        crash_point(CRASH_RUN_LOCKED);
         if ((r = pod_record_started(p, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
+        crash_point(CRASH_RUN_RECORDED);
         r = pod_move(s, p, POD_DIR_RUN, true);
         if (r == -ENOENT)
                 return explain_not_startable(s, uuid, err);
         if (r < 0)
                 return error_sys(err, r, "cannot move pod %s to run/", uuid);
+        crash_point(CRASH_RUN_RENAMED);
         *ret = TAKE_PTR(p);
         return 0;
 }
@@ -547,15 +565,28 @@ static int pod_destroy(PodStore *s, Pod *p, Error **err) {
         int r = stage1_run(p->fd, p->uuid, STAGE1_ENTRYPOINT_GC, NULL, &gc_err);
         if (r == -EOPNOTSUPP)
                 error_free(TAKE_PTR(gc_err)); /* nothing to run */
-        else if (r < 0) {
+        else if (r == -EINTR) {
+                /* Killed by a signal: it was interrupted, not refused, and
+                 * what it had still to release (a network, the pod's
+                 * processes) is found only through the pod's directory.
+                 * Deleting it now would leak that for good; the next gc
+                 * runs the entrypoint again (it may run more than once). */
+                if (err && !*err)
+                        *err = TAKE_PTR(gc_err);
+                error_free(gc_err);
+                return -EINTR;
+        } else if (r < 0) {
                 warn("%s; deleting the pod anyway", gc_err->msg);
                 error_free(gc_err);
         }
+        crash_point(CRASH_GC_ENTRYPOINT);
         r = umount_below(path, NULL, err);
         if (r < 0)
                 return error_prefix(err, "pod %s", p->uuid);
+        crash_point(CRASH_GC_UNMOUNTED);
         if ((r = rm_rf_at(s->dir_fds[p->dir], p->uuid)) < 0)
                 return error_sys(err, r, "cannot delete %s", path);
+        crash_point(CRASH_GC_REMOVED);
         pod_userns_release(s->root, p->uuid, &userns);
         return 0;
 }
@@ -640,6 +671,7 @@ typedef struct GcContext {
         PodGcStats *stats;
         uint64_t now;
         bool moved[_POD_DIR_MAX];       /* directories to fsync after the pass */
+        bool embryos_settled;           /* we hold embryo/: no creator is before its lock */
 } GcContext;
 
 static uint64_t pod_ctime_usec(Pod *p) {
@@ -672,6 +704,7 @@ static void gc_move(PodStore *s, GcContext *c, Pod *p, PodDir to, unsigned *coun
         }
         c->moved[from] = c->moved[to] = true;
         (*counter)++;
+        crash_point(CRASH_GC_MARKED);
 }
 
 /* Opens a pod gc came across; false when there is nothing to do with it:
@@ -719,8 +752,15 @@ static int gc_mark_one(PodStore *s, PodDir d, const char *name, void *userdata) 
                 return 0;
         case POD_DIR_EMBRYO:
                 /* Not in the seed: an embryo exists for microseconds unless
-                 * its creator died before the rename to prepare/. */
-                if (pod_is_older_than(p, c->now, c->options->embryo_age_usec))
+                 * its creator died before the rename to prepare/. Locked,
+                 * its creator lives. Unlocked, it is dead, unless it is
+                 * between its mkdir and its lock: no creator is while gc
+                 * holds embryo/ itself (pod_create()); otherwise only the
+                 * embryo's age tells. */
+                if (flock_retry(p->fd, LOCK_SH | LOCK_NB) < 0)
+                        return 0;
+                p->lock = LOCK_SH;
+                if (c->embryos_settled || pod_is_older_than(p, c->now, c->options->embryo_age_usec))
                         gc_move(s, c, p, POD_DIR_GARBAGE, &c->stats->marked_failed);
                 return 0;
         default:
@@ -743,6 +783,7 @@ static int gc_sweep_one(PodStore *s, PodDir d, const char *name, void *userdata)
         p->lock = LOCK_EX;
         if (!pod_is_at(s, p))
                 return 0; /* deleted by the process that held the lock before */
+        crash_point(CRASH_GC_LOCKED);
         Error *e = NULL;
         if (pod_destroy(s, p, &e) < 0) {
                 warn("%s, leaving it for the next gc", e->msg);
@@ -764,9 +805,16 @@ int pod_gc(PodStore *s, const PodGcOptions *o, PodGcStats *ret, Error **err) {
         GcContext c = { .options = o, .stats = &stats, .now = now_usec() };
         static const PodDir mark_order[] = { POD_DIR_EMBRYO, POD_DIR_PREPARE, POD_DIR_PREPARED, POD_DIR_RUN };
         int r;
-        for (size_t i = 0; i < ELEMENTSOF(mark_order); i++)
-                if ((r = pod_dir_foreach(s, mark_order[i], gc_mark_one, &c)) < 0)
+        for (size_t i = 0; i < ELEMENTSOF(mark_order); i++) {
+                /* Held for the embryos' pass only: creators wait for it. */
+                c.embryos_settled = mark_order[i] == POD_DIR_EMBRYO &&
+                        flock_retry(s->dir_fds[POD_DIR_EMBRYO], LOCK_EX | LOCK_NB) == 0;
+                r = pod_dir_foreach(s, mark_order[i], gc_mark_one, &c);
+                if (c.embryos_settled)
+                        (void) flock(s->dir_fds[POD_DIR_EMBRYO], LOCK_UN);
+                if (r < 0)
                         return error_sys(err, r, "cannot read %s/pods/%s", s->root, pod_dir_names[mark_order[i]]);
+        }
         for (PodDir d = 0; d < _POD_DIR_MAX; d++)
                 if (c.moved[d] && (r = fsync_dir_at(s->dir_fds[d], ".")) < 0)
                         return error_sys(err, r, "cannot sync %s/pods/%s", s->root, pod_dir_names[d]);

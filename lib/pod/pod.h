@@ -149,7 +149,8 @@ int pod_remove(PodStore *s, Pod *p, Error **err);
 typedef struct PodGcOptions {
         uint64_t grace_usec;            /* exited pods dwell this long after marking */
         uint64_t expire_prepared_usec;  /* prepared pods older than this are collected; 0: never */
-        uint64_t embryo_age_usec;       /* embryos (creator crashed) older than this are removed */
+        uint64_t embryo_age_usec;       /* unlocked embryos older than this are removed even while
+                                         * a creator works (else at once: pod_gc()) */
         bool mark_only;                 /* only the mark pass */
 } PodGcOptions;
 
@@ -169,6 +170,9 @@ typedef struct PodGcStats {
  * mark) is older than the grace period; each under an exclusive lock taken
  * without waiting (a pod that is busy is left for the next run). Deleting a
  * pod runs its stage1 gc entrypoint, unmounts everything below it and only
- * then removes the directory. Problems with single pods are warned about
- * and counted; they do not stop the collection. */
+ * then removes the directory; a gc entrypoint killed by a signal leaves the
+ * pod for the next gc. An embryo whose creator died (not locked) is moved
+ * to garbage at once when no creator is between its mkdir and its lock,
+ * else once it is older than embryo_age_usec. Problems with single pods are
+ * warned about and counted; they do not stop the collection. */
 int pod_gc(PodStore *s, const PodGcOptions *o, PodGcStats *ret, Error **err);

@@ -219,5 +219,5 @@ int stage1_run(int pod_fd, const char *uuid, const char *name, char *const *args
                 return 0;
         if (WIFEXITED(status))
                 return error_set(err, -EPROTO, "pod %s: stage1 %s entrypoint %s failed with exit status %d", uuid, what, path, WEXITSTATUS(status));
-        return error_set(err, -EPROTO, "pod %s: stage1 %s entrypoint %s was killed by signal %d", uuid, what, path, WTERMSIG(status));
+        return error_set(err, -EINTR, "pod %s: stage1 %s entrypoint %s was killed by signal %d", uuid, what, path, WTERMSIG(status));
 }

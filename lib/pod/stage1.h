@@ -68,5 +68,6 @@ int stage1_exec_enter(int pod_fd, const char *uuid, const char *app, bool as_app
 /* The same in a child process, waited for. A pod whose stage1 has no such
  * entrypoint: -EOPNOTSUPP, with a message (for gc, nothing to run). A
  * failure is an error that names the entrypoint and the exit status
- * (-EPROTO). */
+ * (-EPROTO), or the signal that killed it (-EINTR: interrupted, so that a
+ * caller can tell it from a refusal). */
 int stage1_run(int pod_fd, const char *uuid, const char *name, char *const *args, Error **err);

@@ -608,17 +608,23 @@ assert_eq "gc left the pod being deleted" garbage "$(where "$PX")"
 unhold
 assert_exit 0 sd gc
 assert_eq "gc then removed it" "" "$(where "$PX")"
-# embryo: a directory in embryo/ (its creator is between mkdir and rename).
+# embryo: a directory in embryo/, locked by its creator (between its lock
+# and its rename to prepare/).
 EMB=22222222-2222-4222-8222-222222222222
 mkdir "$DATA/pods/embryo/$EMB"
+hold "$DATA/pods/embryo/$EMB" 1000
 assert_exit 0 sd status "$EMB"
 assert_contains "a pod in embryo/ is embryo" "$OUT" "state=embryo"
 assert_exit 4 sd rm "$EMB"
 assert_exit 0 sd gc --grace-period=0 --expire-prepared=1s
-assert_eq "gc leaves a young embryo alone" embryo "$(where "$EMB")"
+assert_eq "gc leaves an embryo its creator holds alone" embryo "$(where "$EMB")"
 assert_exit 3 sd cat-manifest "$EMB"
 assert_contains "cat-manifest of a pod without a manifest says so" "$ERR" "no manifest"
-rmdir "$DATA/pods/embryo/$EMB"
+# Its creator died (nobody holds it, nobody is creating a pod): collected
+# at once.
+unhold
+assert_exit 0 sd gc
+assert_eq "gc collects an embryo whose creator died" "" "$(where "$EMB")"
 
 # Two gc at once over many exited pods: losing a race is normal.
 many=()

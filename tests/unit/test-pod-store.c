@@ -305,13 +305,33 @@ static void test_gc(void) {
         ASSERT(exists_in(s, POD_DIR_PREPARED, prepared[1]));
         pod_free(starting);
 
-        /* An embryo whose creator died before the rename. */
-        ASSERT(mkdirat(s->dir_fds[POD_DIR_EMBRYO], "01234567-89ab-4def-8123-456789abcdef", 0700) == 0);
+        /* An embryo whose creator died before the rename, while another
+         * creator is between its mkdir and its lock (it holds embryo/
+         * shared, through a descriptor of its own): only its age can tell
+         * it from that creator's. */
+        const char *embryo = "01234567-89ab-4def-8123-456789abcdef";
+        ASSERT(mkdirat(s->dir_fds[POD_DIR_EMBRYO], embryo, 0700) == 0);
+        int creating = openat(s->dir_fds[POD_DIR_EMBRYO], ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT(creating >= 0 && flock(creating, LOCK_SH | LOCK_NB) == 0);
         ASSERT_EQ_INT(pod_gc(s, &gc_now, &st, NULL), 0);
         ASSERT_EQ_INT(count_entries(s, POD_DIR_EMBRYO), 1);
         o = gc_now;
         o.embryo_age_usec = 0;
         ASSERT_EQ_INT(pod_gc(s, &o, &st, NULL), 0);
+        ASSERT_EQ_INT(count_entries(s, POD_DIR_EMBRYO), 0);
+        ASSERT_EQ_INT(count_entries(s, POD_DIR_GARBAGE), 0);
+        /* Nobody creating: a dead embryo goes at once, whatever its age;
+         * a locked one (its creator lives) stays. */
+        ASSERT(mkdirat(s->dir_fds[POD_DIR_EMBRYO], embryo, 0700) == 0);
+        ASSERT(flock(creating, LOCK_UN) == 0);
+        close(creating);
+        int alive = openat(s->dir_fds[POD_DIR_EMBRYO], embryo, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        ASSERT(alive >= 0 && flock(alive, LOCK_EX | LOCK_NB) == 0);
+        o.embryo_age_usec = 0;
+        ASSERT_EQ_INT(pod_gc(s, &o, &st, NULL), 0);
+        ASSERT_EQ_INT(count_entries(s, POD_DIR_EMBRYO), 1);
+        close(alive);
+        ASSERT_EQ_INT(pod_gc(s, &gc_now, &st, NULL), 0);
         ASSERT_EQ_INT(count_entries(s, POD_DIR_EMBRYO), 0);
         ASSERT_EQ_INT(count_entries(s, POD_DIR_GARBAGE), 0);
 
