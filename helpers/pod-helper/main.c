@@ -21,12 +21,15 @@
  *                      app-healthy@ and app-unhealthy@NAME.service: records
  *                      the app's health (/sdpod/status/NAME.health) and acts
  *                      on sdpod/health-on-failure
+ *   lifeline           sdpod-lifeline.service: powers the pod off when its
+ *                      supervisor on the host is gone (pod-supervise.h)
  *   wait-network       sdpod-network.service: returns once the host has
  *                      attached the pod's network (/sdpod/net/ready)
  *   fail CODE MESSAGE  an app or manifest the generator could not turn into
  *                      a runnable unit: says why and exits with CODE */
 #include <fcntl.h>
 #include <sys/inotify.h>
+#include <sys/reboot.h>
 #include <sys/stat.h>
 
 #include "basic/fs.h"
@@ -36,6 +39,7 @@
 #include "net/net-files.h"
 #include "net/pod-network.h"
 #include "pod/pod-info.h"
+#include "pod/pod-supervise.h"
 #include "unit/app-unit.h"
 
 /* The pod directory as the pod sees it; tests point it elsewhere. */
@@ -251,6 +255,42 @@ static int health(const char *app, bool ok) {
         return 0;
 }
 
+/* Reads the pod's lifeline until its end: the supervisor on the host, its
+ * only writer, is gone, and with it nspawn. Nobody is left to halt the pod
+ * or reap it: halt it in order for a second, then power it off (in a pid
+ * namespace reboot(2) ends its init at once, and every process with it). */
+static int lifeline(void) {
+        Error *err = NULL;
+        char path[PATH_MAX], buf[64];
+        snprintf(path, sizeof(path), "%s/" POD_LIFELINE, pod_dir());
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        struct stat st;
+        if (fd < 0 && errno == ENOENT)
+                return 0; /* a pod without one: nothing to watch */
+        if (fd < 0 || fstat(fd, &st) < 0)
+                return fail((error_sys(&err, -errno, "%s", path), err));
+        if (!S_ISFIFO(st.st_mode))
+                return fail((error_set(&err, -EBADF, "%s is not a FIFO", path), err));
+        for (;;) {
+                ssize_t n = read(fd, buf, sizeof(buf));
+                if (n == 0)
+                        break;
+                if (n < 0 && errno != EINTR)
+                        return fail((error_sys(&err, -errno, "%s", path), err));
+        }
+        printf("the pod's supervisor on the host is gone: powering the pod off\n");
+        fflush(stdout);
+        _cleanup_bus_ sd_bus *bus = NULL;
+        BusJob job;
+        if (bus_open_systemd_private(SYSTEMD_PRIVATE_SOCKET, &bus, &err) >= 0 &&
+            bus_job_start(bus, "StartUnit", "poweroff.target", "replace-irreversibly", &job, &err) >= 0)
+                bus_job_done(&job);
+        error_free(err);
+        usleep(POD_LIFELINE_GRACE_USEC);
+        reboot(RB_POWER_OFF);
+        return fail((error_sys(&err, -errno, "reboot"), err));
+}
+
 /* Until the host writes net/ready, which the pod cannot write: woken by
  * inotify on the pod directory's net/ (the host creates it before the pod
  * starts; a pod without it is from before networks: nothing to wait for). */
@@ -308,6 +348,8 @@ int main(int argc, char **argv) {
                 return watchdog(argv[2]);
         if (argc == 4 && streq(argv[1], "health") && (streq(argv[3], "ok") || streq(argv[3], "fail")))
                 return health(argv[2], streq(argv[3], "ok"));
+        if (argc == 2 && streq(argv[1], "lifeline"))
+                return lifeline();
         if (argc == 2 && streq(argv[1], "wait-network"))
                 return wait_network();
         if (argc == 2 && streq(argv[1], "ready")) {
@@ -319,7 +361,7 @@ int main(int argc, char **argv) {
                 return atoi(argv[2]) ?: 1;
         }
         fprintf(stderr, "Usage: pod-helper reap APP | halt APP | restarting APP | watchdog APP | health APP ok|fail | exit |\n"
-                        "                  ready | wait-network | fail CODE MESSAGE\n"
+                        "                  ready | lifeline | wait-network | fail CODE MESSAGE\n"
                         "The stage1's helper inside a pod; see sdpod-stage1(7).\n");
         return 2;
 }

@@ -5,6 +5,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <signal.h>
 #include <sys/signalfd.h>
@@ -127,8 +128,30 @@ static void halt_orphans(const char *program) {
         }
 }
 
+/* The pod's lifeline (pod-supervise.h): a FIFO in the pod directory, made
+ * anew, of which we hold the only writing end (O_RDWR, which does not wait
+ * for a reader), close-on-exec: nspawn does not get it. Mode 0644: the
+ * pod's root, an "other" to the host, may open it to read, not to write. */
+static int lifeline_open(int pod_fd, Error **err) {
+        if (unlinkat(pod_fd, POD_LIFELINE, 0) < 0 && errno != ENOENT)
+                return error_sys(err, -errno, "%s", POD_LIFELINE);
+        if (mkfifoat(pod_fd, POD_LIFELINE, 0600) < 0)
+                return error_sys(err, -errno, "cannot make %s", POD_LIFELINE);
+        int fd = openat(pod_fd, POD_LIFELINE, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0 || fchmod(fd, 0644) < 0) {
+                int r = -errno;
+                if (fd >= 0)
+                        close(fd);
+                return error_sys(err, r, "%s", POD_LIFELINE);
+        }
+        return fd;
+}
+
 int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *program, char *const *argv,
                   uint64_t watchdog_usec, PodAttachFunc attach, void *userdata, Error **err) {
+        _cleanup_close_ int lifeline = lifeline_open(pod_fd, err);
+        if (lifeline < 0)
+                return lifeline;
         /* A relay only when someone listens. */
         char address[108] = "";
         _cleanup_close_ int notify = -1;

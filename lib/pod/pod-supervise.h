@@ -15,8 +15,14 @@
  *   - no process may outlive its pod (seed 003): nspawn does not take the
  *     pod's PID 1 with it when it is killed. The supervisor is a subreaper,
  *     so that PID 1 becomes its child, and halts it (pod_supervise()).
- *     Its own death is passed to nspawn as SIGTERM (PR_SET_PDEATHSIG), which
- *     halts the pod in order.
+ *     Its own death kills nspawn (PR_SET_PDEATHSIG), and the pod's PID 1
+ *     then ends by the pod's lifeline: a FIFO in the pod directory
+ *     (POD_LIFELINE), whose only writer is the supervisor. The stage1's
+ *     sdpod-lifeline.service reads it (pod-helper lifeline) and sees its
+ *     end the moment the supervisor dies, however it dies: it powers the
+ *     pod off at once (reboot(2) after a second of halting in order). A
+ *     hostile pod can stop its lifeline; it then runs on until gc kills
+ *     it, as before.
  *
  * Meanwhile it
  *
@@ -43,6 +49,12 @@
  * waits for. A failure ends the child (SIGTERM twice: nspawn's "terminate
  * now"). */
 typedef int (*PodAttachFunc)(void *userdata, Error **err);
+
+/* The FIFO in the pod directory, /sdpod/lifeline in the pod. */
+#define POD_LIFELINE "lifeline"
+/* How long the pod halts in order when its lifeline has ended, before
+ * its lifeline powers it off (reboot(2): its PID 1 ends at once). */
+#define POD_LIFELINE_GRACE_USEC (500 * 1000ULL)
 
 /* How long the pod's PID 1, left by a nspawn that died, has to halt in
  * order before it is killed: enough for apps that end on SIGTERM and their

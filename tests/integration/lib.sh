@@ -447,11 +447,17 @@ pod_pidns() {
 	return 0
 }
 
-# pidns_procs INODE: PIDs of every process in that pid namespace.
+# pidns_procs INODE: PIDs of every process in that pid namespace that has
+# not ended (a zombie waits for a reaper: on a host whose init reaps late,
+# the pod's PID 1 may linger so), with one find, not a process per PID:
+# quick enough to time with.
 pidns_procs() {
-	local p
-	for p in /proc/[0-9]*; do
-		[ "$(stat -L -c %i "$p/ns/pid" 2>/dev/null)" = "$1" ] && echo "${p#/proc/}"
+	local p line
+	# (find fails for the processes that end meanwhile.)
+	for p in $({ find /proc/[0-9]*/ns/pid -maxdepth 0 -lname "pid:\[$1\]" 2>/dev/null || true; } | cut -d/ -f3); do
+		{ read -r line <"/proc/$p/stat"; } 2>/dev/null || continue
+		line=${line##*) }
+		[ "${line%% *}" = Z ] || echo "$p"
 	done
 	return 0
 }
