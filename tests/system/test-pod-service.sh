@@ -77,7 +77,7 @@ if [ "$SDPOD_TEST_BOOT" = 1 ]; then
 		WantedBy=multi-user.target
 	EOF
 	# A definition with a mistake on line 3: no unit, and a log line.
-	printf '[App]\nImage=busybox\nRestart=on-failure\n' >"$DEFS/sdpod-test-bad.pod"
+	printf '[App]\nImage=busybox\nRestartSec=1s\n' >"$DEFS/sdpod-test-bad.pod"
 
 	echo "# daemon-reload: the generator writes the unit and its link"
 	assert_exit 0 systemctl daemon-reload
@@ -96,7 +96,7 @@ if [ "$SDPOD_TEST_BOOT" = 1 ]; then
 	out=$("$GENERATOR" 2>&1) && rc=0 || rc=$?
 	assert_eq "the generator's check fails for the bad definition" 1 "$rc"
 	assert_contains "and names its file and line" "$out" \
-		"$DEFS/sdpod-test-bad.pod:3: unknown key Restart= in [App]"
+		"$DEFS/sdpod-test-bad.pod:3: unknown key RestartSec= in [App]"
 	assert_eq "and only it" 1 "$(grep -c . <<<"$out")"
 	out=$(systemctl enable "$UNIT" 2>&1) && rc=0 || rc=$?
 	assert_ne "a generated unit cannot be enabled: [Install] does it" 0 "$rc"
