@@ -245,7 +245,7 @@ static int parse_app_verb(int argc, char **argv, const char *verb_usage, unsigne
                 { "no-legend", no_argument, NULL, 'L' },
                 {},
         };
-        *ret = (AppVerbArgs) { .legend = true };
+        *ret = (AppVerbArgs) { .grace_usec = APP_GRACE_OWN, .legend = true };
         int c;
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
                 bool allowed = (c == 'a' && (want & WANT_APP)) || (c == 'g' && (want & WANT_GRACE)) ||
@@ -266,8 +266,8 @@ static int parse_app_verb(int argc, char **argv, const char *verb_usage, unsigne
                         ret->app = optarg;
                         break;
                 case 'g':
-                        if (parse_duration(optarg, &ret->grace_usec) < 0 || ret->grace_usec == 0) {
-                                *ret_status = cli_usage_error(argv[0], "--grace=%s: not a duration above 0 (\"5s\", \"500ms\")", optarg);
+                        if (parse_duration(optarg, &ret->grace_usec) < 0) {
+                                *ret_status = cli_usage_error(argv[0], "--grace=%s: not a duration (\"5s\", \"500ms\")", optarg);
                                 return -1;
                         }
                         break;

@@ -394,18 +394,18 @@ static int stop_app(AppPod *ap, const char *app, uint64_t grace_usec, Error **er
         uint64_t timeout_usec = a && app_lifecycle_of(ap->manifest, a, &l, NULL) >= 0 && l.stop_timeout_usec
                                         ? l.stop_timeout_usec
                                         : APP_STOP_GRACE_USEC;
-        if (grace_usec > timeout_usec)
+        if (grace_usec != APP_GRACE_OWN && grace_usec > timeout_usec)
                 warn("pod %s: app %s: its stop timeout, %llu ms, bounds the grace of %llu ms asked for "
                      "(give the app a longer --stop-timeout)",
                      ap->pod->uuid, app, (unsigned long long) (timeout_usec / 1000), (unsigned long long) (grace_usec / 1000));
-        if (grace_usec == 0 || grace_usec > timeout_usec)
+        if (grace_usec > timeout_usec)
                 grace_usec = timeout_usec;
         BusJob job;
         if ((r = bus_job_start(ap->bus, "StopUnit", unit, "replace", &job, err)) < 0)
                 return explain_exit(ap, error_prefix(err, "pod %s", ap->pod->uuid), err);
         /* systemd kills it at the end of the grace; a little more, in case
          * the pod's systemd does not. */
-        r = bus_job_wait(&job, grace_usec + APP_STOP_SLACK_USEC, err);
+        r = bus_job_wait(&job, grace_usec ? grace_usec + APP_STOP_SLACK_USEC : 1, err);
         if (r == -ETIMEDOUT) {
                 /* The grace is over. */
                 r = bus_unit_kill(ap->bus, unit, "all", SIGKILL, err);

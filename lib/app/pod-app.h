@@ -59,6 +59,8 @@ void app_status_done(AppStatus *s);
 /* The stage1's default stop timeout (DefaultTimeoutStopSec): an app's
  * grace unless it has one of its own (app-lifecycle.h). */
 #define APP_STOP_GRACE_USEC (10 * 1000000ULL)
+/* The grace of stop and rm when none is asked for: the app's own. */
+#define APP_GRACE_OWN UINT64_MAX
 
 /* Adds the app a (a->name required) to the running mutable pod p: renders
  * its root, mounts it in the pod, adds it to the manifest, reloads the
@@ -76,9 +78,9 @@ int pod_app_add(PodStore *ps, Pod *p, ImageStore *is, const AppArgs *a, Error **
 int pod_app_start(PodStore *ps, Pod *p, const char *app, Error **err);
 
 /* Stops the app: its pre-stop hook, SIGTERM, then SIGKILL after grace_usec
- * (0, or more than the app's own stop timeout, which bounds it: that
- * timeout, with a warning for more); returns once its exit status is
- * recorded. Its resources stay (start it again, or rm it). Returns 1 when
+ * (APP_GRACE_OWN, or more than the app's own stop timeout, which bounds
+ * it: that timeout, with a warning for more; 0: at once); returns once its
+ * exit status is recorded. Its resources stay (start it again, or rm it). Returns 1 when
  * it was not running. */
 int pod_app_stop(PodStore *ps, Pod *p, const char *app, uint64_t grace_usec, Error **err);
 
