@@ -11,9 +11,10 @@
  *                      failed, the pod halts (halt.target)
  *   exit               ExecStop of shutdown.service: ends the pod
  *   ready              supervisor-ready.service
- *   restarting NAME    ExecStartPre=+ of an app with a restart policy: on
- *                      a restart, records it (/sdpod/status/NAME.restarts)
- *                      and waits out the backoff
+ *   restarting NAME    app-restarting@NAME.service, before each start of
+ *                      an app with a restart policy: on a restart, records
+ *                      it (/sdpod/status/NAME.restarts) and waits out the
+ *                      backoff
  *   watchdog NAME      app-watchdog@NAME.service: the file watchdog of
  *                      an app (sdpod/watchdog-file): SIGABRT to the app
  *                      when it has not touched the file in time
@@ -61,9 +62,17 @@ static bool stop_requested(const char *app) {
         return access(path, F_OK) == 0;
 }
 
+/* /sdpod/status: the apps' records (pod-info.h). */
+static int open_status_dir(Error **err) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/status", pod_dir());
+        int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? error_sys(err, -errno, "%s", path) : fd;
+}
+
 static int reap(const char *app) {
         Error *err = NULL;
-        char unit[256], path[PATH_MAX], buf[16];
+        char unit[256], buf[16];
         snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app);
         _cleanup_bus_ sd_bus *bus = NULL;
         ServiceExit x;
@@ -73,11 +82,10 @@ static int reap(const char *app) {
                 printf("app %s did not run\n", app);
                 return 0;
         }
-        snprintf(path, sizeof(path), "%s/status", pod_dir());
-        _cleanup_close_ int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int dir = open_status_dir(&err);
         int n = snprintf(buf, sizeof(buf), "%d\n", x.exit_status);
         if (dir < 0)
-                return fail((error_sys(&err, -errno, "%s", path), err));
+                return fail(err);
         if (write_file_atomic_at(dir, app, buf, n, 0644, &err) < 0)
                 return fail(err);
         if (stop_requested(app)) {
@@ -103,7 +111,7 @@ static int reap(const char *app) {
  * 10 s, so that an app that fails at once does not spin. */
 static int restarting(const char *app) {
         Error *err = NULL;
-        char unit[256], path[PATH_MAX], buf[32];
+        char unit[256], buf[32];
         snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app);
         _cleanup_bus_ sd_bus *bus = NULL;
         ServiceExit x;
@@ -111,10 +119,9 @@ static int restarting(const char *app) {
                 return fail(err);
         if (x.restarts == 0)
                 return 0;
-        snprintf(path, sizeof(path), "%s/status", pod_dir());
-        _cleanup_close_ int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int dir = open_status_dir(&err);
         if (dir < 0)
-                return fail((error_sys(&err, -errno, "%s", path), err));
+                return fail(err);
         char file[128];
         snprintf(file, sizeof(file), "%s" POD_APP_RESTARTS_SUFFIX, app);
         int n = snprintf(buf, sizeof(buf), "%u %d\n", x.restarts, x.exit_status);
@@ -146,13 +153,6 @@ static int load_lifecycle(const char *app, PodManifest **ret_m, AppLifecycle *re
         if (!a)
                 return error_set(err, -ENOENT, "pod manifest: no app %s", app);
         return app_lifecycle_of(*ret_m, a, ret, err);
-}
-
-static int open_status_dir(Error **err) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof(path), "%s/status", pod_dir());
-        int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        return fd < 0 ? error_sys(err, -errno, "%s", path) : fd;
 }
 
 /* The file's age is the app's liveness: from the start of the app's run or

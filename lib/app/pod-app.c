@@ -463,9 +463,9 @@ int pod_app_rm(PodStore *ps, Pod *p, const char *app, uint64_t grace_usec, Error
 }
 
 static int parse_created(const PodApp *app, const PodManifest *m, uint64_t *ret) {
-        for (size_t i = 0; i < app->n_annotations; i++)
-                if (streq(app->annotations[i].name, POD_ANNOTATION_CREATED))
-                        return parse_timestamp(app->annotations[i].value, ret);
+        const char *added = pod_app_get_annotation(app, POD_ANNOTATION_CREATED);
+        if (added)
+                return parse_timestamp(added, ret);
         /* An app the pod was prepared with. */
         const char *c = pod_manifest_get_annotation(m, POD_ANNOTATION_CREATED);
         return c ? parse_timestamp(c, ret) : -ENOENT;
