@@ -534,6 +534,29 @@ status_of() {
 }
 
 
+# wait_until SECONDS CMD...: until CMD succeeds, polled every 100 ms; for
+# what a pod does on its own time (journald stores an app's output a moment
+# after the app wrote it, an app restarts after its back-off).
+wait_until() {
+	local n=$(($1 * 10)) i
+	shift
+	for ((i = 0; i < n; i++)); do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# status_is UUID KEY VALUE, status_has UUID KEY, journal_has TEXT UUID
+# [JOURNAL ARGS...]: checks for wait_until, which runs them anew each time.
+status_is() { [ "$(status_of "$1" "$2")" = "$3" ]; }
+status_has() { [ -n "$(status_of "$1" "$2")" ]; }
+journal_has() {
+	local text=$1
+	shift
+	grep -qF -- "$text" <<<"$(sd journal "$@" --no-pager -o cat 2>/dev/null)"
+}
+
 # leak_begin: remember what leak_check compares against.
 leak_begin() {
 	_leak_mounts=$(wc -l </proc/self/mountinfo)

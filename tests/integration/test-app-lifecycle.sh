@@ -21,23 +21,7 @@ img_busybox_rootfs "$IMG/rootfs"
 img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
 import_ok BB --name=busybox "$IMG/oci"
 
-# wait_for SECONDS CMD...: until CMD succeeds, polled every 100 ms.
-wait_for() {
-	local n=$(($1 * 10)) i
-	shift
-	for ((i = 0; i < n; i++)); do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
-}
-
 journal_of() { sd journal "$1" 2>/dev/null; }
-# status_is UUID KEY VALUE, status_has UUID KEY, journal_has UUID TEXT: for
-# wait_for, which runs them anew each time.
-status_is() { [ "$(status_of "$1" "$2")" = "$3" ]; }
-status_has() { [ -n "$(status_of "$1" "$2")" ]; }
-journal_has() { grep -qF -- "$2" <<<"$(journal_of "$1")"; }
 
 # ---------------------------------------------------------------------------
 echo "# bad input: refused before a pod exists"
@@ -130,7 +114,7 @@ run_bg R busybox --app=crash --restart=on-failure --exec=/bin/sh -- -c 'echo cra
 	--- busybox --app=done --restart=on-failure --exec=/bin/true \
 	--- busybox --app=loop --restart=always --exec=/bin/sh -- -c 'sleep 0.2; exit 0'
 restarted_3() { [ "$(status_of "$R" app-crash.restarts)" -ge 3 ] 2>/dev/null; }
-check "the failing app was restarted at least 3 times" wait_for 20 restarted_3
+check "the failing app was restarted at least 3 times" wait_until 20 restarted_3
 assert_eq "the immutable pod runs on while its app restarts" running "$(status_of "$R" state)"
 assert_eq "the last exit before a restart" 3 "$(status_of "$R" app-crash.restart-exit-status)"
 check "an app that always restarts was restarted after exit 0" test -n "$(status_of "$R" app-loop.restarts)"
@@ -154,9 +138,9 @@ run_bg W busybox --app=silent --watchdog=1s --restart=on-failure --exec=/bin/sle
 	--exec=/bin/sh -- -c "$touching" \
 	--- busybox --app=quitter --watchdog=1s --watchdog-file=/tmp/alive --restart=on-failure \
 	--exec=/bin/sh -- -c 'touch /tmp/alive; sleep 1000'
-check "an app that never pings its watchdog is killed and restarted" wait_for 20 status_has "$W" app-silent.restarts
+check "an app that never pings its watchdog is killed and restarted" wait_until 20 status_has "$W" app-silent.restarts
 assert_eq "by SIGABRT, as systemd's watchdog does" 134 "$(status_of "$W" app-silent.restart-exit-status)"
-check "an app that stops touching its watchdog file is killed and restarted" wait_for 20 \
+check "an app that stops touching its watchdog file is killed and restarted" wait_until 20 \
 	status_has "$W" app-quitter.restarts
 assert_eq "also by SIGABRT" 134 "$(status_of "$W" app-quitter.restart-exit-status)"
 assert_eq "an app that touches its file in time is left alone" "" "$(status_of "$W" app-toucher.restarts)"
@@ -176,10 +160,10 @@ run_bg K busybox --app=flap --health-cmd='test -f /tmp/ok' --health-interval=300
 	--health-start-period=30s --exec=/bin/sleep -- 1000
 wait_app "$K" flap
 assert_eq "before its first check an app is starting" starting "$(status_of "$K" app-late.health)"
-check "a passing check makes it healthy" wait_for 10 status_is "$K" app-flap.health healthy
-check "failing checks make it unhealthy" wait_for 10 status_is "$K" app-sick.health unhealthy
-check "with --health-on-failure=restart, an unhealthy app is restarted" wait_for 20 \
-	journal_has "$K" "app flap is unhealthy: restarting it"
+check "a passing check makes it healthy" wait_until 10 status_is "$K" app-flap.health healthy
+check "failing checks make it unhealthy" wait_until 10 status_is "$K" app-sick.health unhealthy
+check "with --health-on-failure=restart, an unhealthy app is restarted" wait_until 20 \
+	journal_has "app flap is unhealthy: restarting it" "$K"
 assert_eq "the pod runs on meanwhile" running "$(status_of "$K" state)"
 sleep 1
 assert_eq "failures in the start period do not count" starting "$(status_of "$K" app-late.health)"
@@ -192,7 +176,7 @@ wait_pid "$K_PID"
 
 run_bg U busybox --app=doomed --health-cmd=false --health-interval=300ms --health-retries=1 \
 	--health-on-failure=stop --exec=/bin/sleep -- 1000
-check "with --health-on-failure=stop the app is stopped, and its pod with it" wait_for 20 status_is "$U" state exited
+check "with --health-on-failure=stop the app is stopped, and its pod with it" wait_until 20 status_is "$U" state exited
 assert_eq "the stopped app's status is recorded" 143 "$(status_of "$U" app-doomed)"
 kill -0 "$U_PID" 2>/dev/null || wait_pid "$U_PID"
 
@@ -204,7 +188,7 @@ M=$OUT
 assert_exit 0 pa add "$M" --app=flaky --restart=on-failure --exec=/bin/sh busybox -- -c 'sleep 0.2; exit 5'
 assert_exit 0 pa start "$M" --app=flaky
 pa_restarted_2() { [ "$(pa status "$M" --app=flaky --format=json | jq .restarts)" -ge 2 ] 2>/dev/null; }
-check "the app of a sandbox is restarted, and the sandbox does not halt" wait_for 20 pa_restarted_2
+check "the app of a sandbox is restarted, and the sandbox does not halt" wait_until 20 pa_restarted_2
 assert_eq "the sandbox runs on" running "$(status_of "$M" state)"
 assert_exit 0 pa status "$M" --app=flaky
 assert_match "podapp status shows the restarts and the last exit" 'restarts: [0-9]+ \(the last after exit 5\)' "$OUT"

@@ -233,9 +233,9 @@ assert_exit 0 sd run --detach --name=bg busybox --exec=/bin/sh -- -c 'echo bg-ou
 D=$OUT
 assert_match "it prints only the UUID" '^[0-9a-f-]{36}$' "$D"
 assert_eq "the pod runs once the UUID is printed" running "$(status_of "$D" state)"
-assert_exit 0 sd journal --app=busybox "$D" --no-pager -o cat
-assert_contains "sdpod journal: stdout" "$OUT" bg-out
-assert_contains "and stderr" "$OUT" bg-err
+# journald stores the output a moment after the app wrote it.
+check "sdpod journal: stdout" wait_until 10 journal_has bg-out --app=busybox "$D"
+check "and stderr" journal_has bg-err --app=busybox "$D"
 assert_exit 0 sd stop "$D"
 assert_eq "stopped in order" 143 "$(status_of "$D" app-busybox)"
 assert_exit 0 sd journal --app=busybox "$D" --no-pager -o cat

@@ -46,17 +46,14 @@ busybox_image() {
 
 # wait_for DESC SECONDS CMD...: a check that CMD succeeds within SECONDS.
 wait_for() {
-	local desc=$1 secs=$2 i
+	local desc=$1 secs=$2
 	shift 2
-	for ((i = 0; i < secs * 10; i++)); do
-		if "$@" >/dev/null 2>&1; then
-			pass "$desc"
-			return 0
-		fi
-		sleep 0.1
-	done
-	fail "$desc" "not within ${secs}s: $(_show_cmd "$@")"
-	return 1
+	if wait_until "$secs" "$@"; then
+		pass "$desc"
+	else
+		fail "$desc" "not within ${secs}s: $(_show_cmd "$@")"
+		return 1
+	fi
 }
 
 unit_prop() {

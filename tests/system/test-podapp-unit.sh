@@ -42,7 +42,7 @@ uuid=$(PATH=$T/bin:$PATH sd run --detach --name=batch busybox --exec=/bin/sh -- 
 assert_match "it prints the UUID" '^[0-9a-f-]{36}$' "$uuid"
 assert_eq "it runs as pod@UUID.service" active "$(systemctl is-active "pod@$uuid.service")"
 assert_eq "sdpod: running" running "$(sd status "$uuid" | sed -n 's/^state=//p')"
-assert_contains "its output is in its journal" "$(sd journal --app=busybox "$uuid" -o cat --no-pager)" detached-out
+wait_for "its output is in its journal" 10 journal_has detached-out --app=busybox "$uuid"
 assert_exit 0 systemctl stop "pod@$uuid.service"
 assert_eq "the app's exit status is recorded" 143 "$(sd status "$uuid" | sed -n 's/^app-busybox=//p')"
 assert_file_absent "$T/systemctl-ran"
