@@ -11,6 +11,7 @@
 #include "pod/pod-info.h"
 #include "pod/pod-journal.h"
 #include "pod/pod-prepare.h"
+#include "pod/pod-ref.h"
 #include "pod/pod-userns.h"
 #include "sdpod.h"
 
@@ -437,7 +438,7 @@ int verb_rm(int argc, char **argv) {
         status = EXIT_OK;
         for (; i < argc; i++) {
                 _cleanup_pod_ Pod *p = NULL;
-                if (pod_lookup(ps, argv[i], &p, &err) < 0 || pod_remove(ps, p, &err) < 0) {
+                if (pod_resolve(ps, argv[i], &p, &err) < 0 || pod_remove(ps, p, &err) < 0) {
                         int s = cli_fail(err);
                         status = status ?: s; /* the first failure's, as image rm */
                         err = NULL;

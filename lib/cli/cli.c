@@ -8,6 +8,7 @@
 #include "basic/warn.h"
 #include "cli/cli.h"
 #include "config.h"
+#include "pod/pod-ref.h"
 
 CliGlobals cli;
 
@@ -307,7 +308,7 @@ int cli_open_pods(PodStore **ret, Error **err) {
 
 int cli_open_pod(const char *ref, PodStore **ret_store, Pod **ret, Error **err) {
         int r = cli_open_pods(ret_store, err);
-        return r < 0 ? r : pod_lookup(*ret_store, ref, ret, err);
+        return r < 0 ? r : pod_resolve(*ret_store, ref, ret, err);
 }
 
 bool cli_wants_help(int argc, char **argv) {

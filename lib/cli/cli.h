@@ -114,7 +114,8 @@ void format_bytes(uint64_t bytes, char ret[16]);
 
 /* The pod store of --dir. */
 int cli_open_pods(PodStore **ret, Error **err);
-/* The pod store and the one pod that ref (a UUID or a prefix) names. */
+/* The pod store and the one pod that ref (a UUID, a prefix of one or a
+ * pod name: pod-ref.h) names. */
 int cli_open_pod(const char *ref, PodStore **ret_store, Pod **ret, Error **err);
 /* Whether --help or -h comes before any "--". */
 bool cli_wants_help(int argc, char **argv);

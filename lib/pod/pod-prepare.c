@@ -11,6 +11,7 @@
 #include "image/tree.h"
 #include "manifest/app-lifecycle.h"
 #include "pod/pod-prepare.h"
+#include "pod/pod-ref.h"
 #include "pod/pod-userns.h"
 #include "pod/stage1.h"
 #include "unit/app-unit.h"
@@ -268,6 +269,11 @@ int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target
         if (r < 0)
                 return r;
 
+        /* A name names one live pod: checked under the name lock, which is
+         * held until the manifest that carries the name is written. */
+        _cleanup_close_ int name_lock = -1;
+        if (args->name && (r = pod_name_claim(ps, args->name, &name_lock, err)) < 0)
+                return r;
         _cleanup_pod_ Pod *p = NULL;
         if ((r = pod_create(ps, &p, err)) < 0)
                 return r;
@@ -279,6 +285,8 @@ int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target
         if ((r = pod_userns_from_manifest(m, &u, err)) < 0 || (r = pod_manifest_write_at(p->fd, "pod", m, err)) < 0)
                 return error_prefix(err, "pod %s", p->uuid);
         crash_point(CRASH_PREPARE_MANIFEST);
+        closep(&name_lock);
+        name_lock = -1;
         if ((r = stage1_render(p->fd, pod_userns_root(&u), err)) < 0)
                 return error_prefix(err, "pod %s", p->uuid);
         crash_point(CRASH_PREPARE_STAGE1);
