@@ -165,7 +165,7 @@ static int verb_sandbox(int argc, char **argv) {
                 goto out;
         }
         char uuid[UUID_STRING_MAX];
-        if (pod_launch_prepared(ps, &p, uuid, &err) < 0) {
+        if (pod_launch_prepared(ps, &p, uuid, NULL, &err) < 0) {
                 status = cli_fail(err);
                 goto out;
         }

@@ -245,6 +245,28 @@ assert_exit 2 sd journal
 no_pod_procs "$D"
 
 # ---------------------------------------------------------------------------
+echo "# run --detach of a pod that ends before it is ready: kept, and told why"
+# ---------------------------------------------------------------------------
+# A quick job (its app ends well while the pod boots) is a success.
+assert_exit 0 sd run --detach busybox --exec=/bin/true
+Q=$OUT
+assert_match "a quick job prints its UUID" '^[0-9a-f-]{36}$' "$Q"
+check "and exits 0" wait_until 20 status_is "$Q" app-busybox 0
+# A network whose plugin does not exist: CNI ADD fails while the pod boots.
+# Before, the pod waited for its network for ever (the SIGTERM that was to
+# end it came while its systemd booted, which loses it).
+mkdir "$T/net.d"
+echo '{ "cniVersion": "1.0.0", "name": "broken", "plugins": [ { "type": "nosuchplugin" } ] }' \
+	>"$T/net.d/broken.conflist"
+SDPOD_NET_DIR=$T/net.d assert_exit 1 timeout 30 "$SDPOD" --dir="$DATA" run --detach --net=broken busybox --exec=/bin/sleep -- 600
+F=$OUT
+assert_match "it prints the UUID of the pod it kept" '^[0-9a-f-]{36}$' "$F"
+assert_contains "it says why" "$ERR" "plugin nosuchplugin not found"
+assert_contains "and what to do with the pod" "$ERR" "The pod is kept for 'sdpod status' and 'sdpod journal' until 'sdpod rm $F'"
+assert_eq "the pod is kept, exited" exited "$(status_of "$F" state)"
+no_pod_procs "$F"
+
+# ---------------------------------------------------------------------------
 echo "# what is left: exited pods, removed by gc"
 # ---------------------------------------------------------------------------
 assert_eq "every pod has exited" "" "$(sd list --no-legend | awk '$3 != "exited"')"
