@@ -277,7 +277,7 @@ static int image_gc_verb(int argc, char **argv) {
         /* The pods are read under the exclusive store lock: a prepare holds
          * it shared until its manifest names the images it uses. */
         if (open_store(STORE_EXCLUSIVE, &s, &err) < 0 ||
-            pod_store_open(cli.dir, false, &ps, &err) < 0 ||
+            pod_store_open(cli.dir, false, false, &ps, &err) < 0 ||
             pod_store_image_ids(ps, &in_use, &err) < 0 ||
             image_store_gc(s, in_use, &st, &err) < 0)
                 return cli_fail(err);

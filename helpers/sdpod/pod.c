@@ -201,7 +201,7 @@ int verb_list(int argc, char **argv) {
         if (!array && !t)
                 return cli_fail(NULL);
         ListContext c = { .array = array, .table = t };
-        if (cli_open_pods(&ps, &err) < 0 || pod_foreach(ps, list_one, &c, &err) < 0)
+        if (cli_open_pods_to_read(&ps, &err) < 0 || pod_foreach(ps, list_one, &c, &err) < 0)
                 return cli_fail(err);
         if (array)
                 return cli_print_json(array);
@@ -348,7 +348,7 @@ int verb_status(int argc, char **argv) {
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *p = NULL;
-        if (cli_open_pod(argv[optind], &ps, &p, &err) < 0)
+        if (cli_open_pod_to_read(argv[optind], &ps, &p, &err) < 0)
                 return cli_fail(err);
         int status = EXIT_OK;
         if (wait && pod_wait(ps, p, timeout, &err) < 0) {
@@ -380,7 +380,7 @@ int verb_cat_manifest(int argc, char **argv) {
         _cleanup_pod_ Pod *p = NULL;
         _cleanup_free_ char *data = NULL;
         size_t size;
-        if (cli_open_pod(argv[i], &ps, &p, &err) < 0)
+        if (cli_open_pod_to_read(argv[i], &ps, &p, &err) < 0)
                 return cli_fail(err);
         int r = read_file_at(p->fd, "pod", 16 << 20, &data, &size, &err);
         if (r == -ENOENT) {
@@ -413,7 +413,7 @@ int verb_journal(int argc, char **argv) {
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *p = NULL;
-        if (cli_open_pod(argv[i], &ps, &p, &err) >= 0)
+        if (cli_open_pod_to_read(argv[i], &ps, &p, &err) >= 0)
                 pod_journal_exec(ps, p, app, argv + i + 1, &err);
         return cli_fail(err);
 }

@@ -79,7 +79,15 @@ int verb_run_prepared(int argc, char **argv) {
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *found = NULL, *p = NULL;
-        if (cli_open_pod(argv[i], &ps, &found, &err) < 0 || pod_start_prepared(ps, found->uuid, &p, &err) < 0)
+        if (cli_open_pod(argv[i], &ps, &found, &err) < 0)
+                return cli_fail(err);
+        if (found->state == POD_STATE_PREPARED) {
+                _cleanup_image_store_ ImageStore *is = NULL;
+                if (image_store_open(cli.dir, cli.dir_is_default, STORE_SHARED, &is, &err) < 0 ||
+                    pod_check_prepared(ps, is, found, &err) < 0)
+                        return cli_fail(err);
+        }
+        if (pod_start_prepared(ps, found->uuid, &p, &err) < 0)
                 return cli_fail(err);
         return exec_run_entrypoint(p);
 }

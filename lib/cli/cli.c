@@ -303,11 +303,20 @@ void format_bytes(uint64_t bytes, char ret[16]) {
 }
 
 int cli_open_pods(PodStore **ret, Error **err) {
-        return pod_store_open(cli.dir, cli.dir_is_default, ret, err);
+        return pod_store_open(cli.dir, cli.dir_is_default, false, ret, err);
 }
 
 int cli_open_pod(const char *ref, PodStore **ret_store, Pod **ret, Error **err) {
         int r = cli_open_pods(ret_store, err);
+        return r < 0 ? r : pod_resolve(*ret_store, ref, ret, err);
+}
+
+int cli_open_pods_to_read(PodStore **ret, Error **err) {
+        return pod_store_open(cli.dir, false, true, ret, err);
+}
+
+int cli_open_pod_to_read(const char *ref, PodStore **ret_store, Pod **ret, Error **err) {
+        int r = cli_open_pods_to_read(ret_store, err);
         return r < 0 ? r : pod_resolve(*ret_store, ref, ret, err);
 }
 

@@ -114,6 +114,10 @@ void format_bytes(uint64_t bytes, char ret[16]);
 
 /* The pod store of --dir. */
 int cli_open_pods(PodStore **ret, Error **err);
+/* For the commands that only read: creates nothing, and works on a
+ * read-only data directory. */
+int cli_open_pods_to_read(PodStore **ret, Error **err);
+int cli_open_pod_to_read(const char *ref, PodStore **ret_store, Pod **ret, Error **err);
 /* The pod store and the one pod that ref (a UUID, a prefix of one or a
  * pod name: pod-ref.h) names. */
 int cli_open_pod(const char *ref, PodStore **ret_store, Pod **ret, Error **err);

@@ -193,6 +193,22 @@ static int check_app(ImageStore *is, const PodManifest *m, size_t i, bool userns
         return 0;
 }
 
+int pod_check_prepared(const PodStore *ps, ImageStore *is, Pod *p, Error **err) {
+        _cleanup_pod_manifest_ PodManifest *m = NULL;
+        int r = pod_manifest_read_at(p->fd, "pod", "pod manifest", &m, err);
+        const char *private_users = r >= 0 ? pod_manifest_get_annotation(m, POD_ANNOTATION_PRIVATE_USERS) : NULL;
+        for (size_t i = 0; r >= 0 && i < m->n_apps; i++)
+                r = check_app(is, m, i, !streq_ptr(private_users, "no"), err);
+        if (r < 0) {
+                /* Not the command line's fault here: the manifest's. */
+                if (r == -EINVAL && err && *err)
+                        (*err)->code = -EBADMSG;
+                _cleanup_free_ char *path = pod_path(ps, p);
+                return error_prefix(err, "pod %s is left prepared: %s/pod", p->uuid, strempty(path));
+        }
+        return 0;
+}
+
 int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **ret, Error **err) {
         _cleanup_pod_manifest_ PodManifest *m = NULL;
         int r = pod_manifest_new(&m);
