@@ -484,18 +484,18 @@ static int app_status_of(AppPod *ap, const PodApp *app, AppStatus *ret, Error **
         };
         read_app_records(ap, app->name, &e);
         uint64_t recorded = e.exited_usec;
-        s.has_exit_code = e.exited;
-        s.exit_code = e.exit_status;
+        s.exited = e.exited;
+        s.exit_status = e.exit_status;
         s.restarts = e.restarts;
-        s.restart_exit_code = e.restart_exit_status;
+        s.restart_exit_status = e.restart_exit_status;
         s.health = e.health;
         if (has_app_file(ap, app->name, APP_DELETING))
                 s.state = APP_STATE_DELETING;
         else if (!ap->running)
-                s.state = s.has_exit_code ? APP_STATE_EXITED :
+                s.state = s.exited ? APP_STATE_EXITED :
                         ap->pod->state == POD_STATE_PREPARED ? APP_STATE_PREPARED : APP_STATE_UNKNOWN;
-        if (s.has_exit_code)
-                s.finished_usec = recorded;
+        if (s.exited)
+                s.exited_usec = recorded;
         if (ap->running) {
                 UnitState st;
                 int r = app_unit_state(ap, app->name, &st, err);
@@ -511,13 +511,13 @@ static int app_status_of(AppPod *ap, const PodApp *app, AppStatus *ret, Error **
                 else if (streq(st.active_state, "deactivating"))
                         s.state = APP_STATE_STOPPING;
                 else
-                        s.state = s.has_exit_code ? APP_STATE_EXITED : APP_STATE_PREPARED;
+                        s.state = s.exited ? APP_STATE_EXITED : APP_STATE_PREPARED;
                 if (s.state == APP_STATE_EXITED && st.exited_usec)
-                        s.finished_usec = st.exited_usec;
+                        s.exited_usec = st.exited_usec;
                 if (s.state == APP_STATE_RUNNING || s.state == APP_STATE_STOPPING) {
                         /* A record of an earlier run is not this one's. */
-                        s.has_exit_code = false;
-                        s.finished_usec = 0;
+                        s.exited = false;
+                        s.exited_usec = 0;
                 }
         }
         *ret = s;

@@ -33,15 +33,9 @@ nspawn_of() { awk '{print $1}' "$(pod_dir "$1")/pid"; }
 leader_of() { local n; n=$(nspawn_of "$1"); awk '{print $1}' "/proc/$n/task/$n/children"; }
 manifest_sum() { sha256sum <"$(pod_dir "$1")/pod"; }
 app_state() { pa status "$1" --app="$2" --format=json | jq -r .state; }
-app_exit() { pa status "$1" --app="$2" --format=json | jq -r .exit_code; }
+app_exit() { pa status "$1" --app="$2" --format=json | jq -r .exit_status; }
 pod_state() { sd status "$1" | sed -n 's/^state=//p'; }
 
-# wait_for WHAT SECONDS CMD...: until CMD succeeds.
-		sleep 0.1
-	done
-	fail "$what (within $secs s)" "last try: $(_show_cmd "$@")"
-	return 1
-}
 state_is() { [ "$(app_state "$1" "$2")" = "$3" ]; }
 pod_is() { [ "$(pod_state "$1")" = "$2" ]; }
 
@@ -162,11 +156,11 @@ assert_exit 0 pa list "$U" --format=json
 assert_eq "list --format=json: every app, in order" "web dbg polite stubborn" "$(jq -r '[.[].name] | join(" ")' <<<"$OUT")"
 assert_eq "their states" "running running running exited" "$(jq -r '[.[].state] | join(" ")' <<<"$OUT")"
 assert_jq "every entry has the seed's fields" "$OUT" \
-	'all(.[]; has("name") and has("state") and has("created") and has("started") and has("finished") and has("exit_code"))' true
+	'all(.[]; has("name") and has("state") and has("created") and has("started") and has("exited") and has("exit_status"))' true
 assert_exit 0 pa list "$U"
-assert_match "list: a table with a header" '^APP +STATE +CREATED +STARTED +FINISHED +EXIT' "$OUT"
+assert_match "list: a table with a header" '^APP +STATE +CREATED +STARTED +EXITED +EXIT' "$OUT"
 assert_exit 0 pa status "$U" --app=stubborn
-assert_contains "status: the exit code" "$OUT" "exit:     137"
+assert_contains "status: the exit status, as sdpod status shows it" "$OUT" "exit-status=137"
 assert_exit 3 pa status "$U" --app=ghost
 
 # ---------------------------------------------------------------------------
