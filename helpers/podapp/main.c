@@ -148,8 +148,7 @@ static int verb_sandbox(int argc, char **argv) {
                         }
                         break;
                 default:
-                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-                        status = EXIT_USAGE;
+                        status = cli_option_error(argv[0], "h", argc, argv);
                         goto out;
                 }
         }
@@ -250,11 +249,14 @@ static int parse_app_verb(int argc, char **argv, const char *verb_usage, unsigne
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
                 bool allowed = (c == 'a' && (want & WANT_APP)) || (c == 'g' && (want & WANT_GRACE)) ||
                         ((c == 'f' || c == 'L') && (want & WANT_FORMAT)) || c == 'h';
-                if (c == '?' || !allowed) {
-                        if (c != '?')
-                                fprintf(stderr, "%s: option '%s' is not one of this command's\n", argv[0], argv[optind - 1]);
-                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-                        *ret_status = EXIT_USAGE;
+                if (c == '?') {
+                        *ret_status = cli_option_error(argv[0], "h", argc, argv);
+                        return -1;
+                }
+                if (!allowed) {
+                        /* Another podapp command's option. */
+                        *ret_status = cli_usage_error(argv[0], "unknown option \"%.*s\": it is not one of this command's",
+                                                      (int) strcspn(argv[optind - 1], "="), argv[optind - 1]);
                         return -1;
                 }
                 switch (c) {

@@ -77,8 +77,7 @@ static int image_import_verb(int argc, char **argv) {
                                                        optarg);
                         break;
                 default:
-                        fprintf(stderr, "Try '%s --help'.\n", command);
-                        return EXIT_USAGE;
+                        return cli_option_error(command, "h", argc, argv);
                 }
         if (optind != argc - 1)
                 return cli_usage_error(command, optind >= argc ? "missing PATH" : "takes one PATH");

@@ -339,8 +339,7 @@ int verb_status(int argc, char **argv) {
                                 return cli_usage_error(argv[0], "--wait=%s: not a duration (like 30s, 5m, 1h)", optarg);
                         break;
                 default:
-                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-                        return EXIT_USAGE;
+                        return cli_option_error(argv[0], "h", argc, argv);
                 }
         if (optind != argc - 1)
                 return cli_usage_error(argv[0], optind >= argc ? "missing UUID" : "takes one UUID");
@@ -495,8 +494,7 @@ int verb_gc(int argc, char **argv) {
                         o.mark_only = true;
                         break;
                 default:
-                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-                        return EXIT_USAGE;
+                        return cli_option_error(argv[0], "h", argc, argv);
                 }
         if (optind != argc)
                 return cli_usage_error(argv[0], "takes no arguments");

@@ -235,8 +235,7 @@ int verb_stop(int argc, char **argv) {
                                                        optarg);
                         break;
                 default:
-                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-                        return EXIT_USAGE;
+                        return cli_option_error(argv[0], "h", argc, argv);
                 }
         if (optind >= argc)
                 return cli_usage_error(argv[0], "missing UUID");

@@ -137,7 +137,7 @@ assert_match "the website pod" "^${WEB:0:8} +website +prepared +busybox,builder 
 assert_match "the shell pod" "^${SHELL_POD:0:8} +- +prepared +shell +busybox:1\\.36 " "$(grep "^${SHELL_POD:0:8}" <<<"$OUT")"
 
 example sdpod.1 'sdpod status --wait=3s 5f2c; echo "exit status $?"' 5f2c "$(prefix "$WEB")"
-assert_contains "the wait times out" "$ERR" "sdpod: timed out waiting for pod $WEB (it is prepared)"
+assert_contains "the wait times out" "$ERR" "sdpod status: timed out waiting for pod $WEB (it is prepared)"
 assert_eq "the status is printed all the same, with exit status 4" \
 	"$(printf 'uuid=%s\nname=website\nstate=prepared\n' "$WEB")|exit status 4" \
 	"$(head -3 <<<"$OUT")|$(tail -1 <<<"$OUT")"
@@ -394,7 +394,7 @@ example sdpod-stage1.7 'sdpod rm "$uuid"'
 assert_match "rm calls its gc entrypoint" "^gc: pod $uuid, in $DATA/pods/garbage/$uuid, as /dev/fd/[0-9]+\$" \
 	"$(head -1 <<<"$ERR")"
 assert_contains "and reports its failure" "$ERR" \
-	"sdpod: warning: pod $uuid: stage1 gc entrypoint /gc failed with exit status 3; deleting the pod anyway"
+	"sdpod rm: warning: pod $uuid: stage1 gc entrypoint /gc failed with exit status 3; deleting the pod anyway"
 assert_eq "and deletes the pod" "0 $uuid" "$RC $OUT"
 
 all_examples_run sdpod-stage1.7
