@@ -90,7 +90,8 @@ static int app_pod_open(PodStore *ps, Pod *p, Need need, AppPod *ret, Error **er
                         return error_prefix(err, "pod %s", p->uuid);
                 if (!(graph & POD_GRAPH_MUTABLE))
                         return error_set(err, -EOPNOTSUPP, "pod %s is not mutable: apps are added to and removed "
-                                         "from pods made with 'podapp sandbox'", p->uuid);
+                                         "from pods made with 'podapp sandbox' (the apps of any pod are started "
+                                         "and stopped)", p->uuid);
         }
         if (ap.running) {
                 r = pod_process_find(p->fd, p->uuid, &ap.proc, err);
@@ -320,11 +321,12 @@ static int loaded_app_unit_state(AppPod *ap, const char *app, UnitState *st, Err
         return (r = reload(ap, err)) < 0 ? r : app_unit_state(ap, app, st, err);
 }
 
-/* For start and stop: pod.lck shared, the running mutable pod, the app
+/* For start and stop: pod.lck shared, the running pod (mutable or not: an
+ * immutable pod keeps its apps, but one may be stopped and started), the app
  * and its unit's state. */
 static int open_for_app(PodStore *ps, Pod *p, const char *app, int *lock, AppPod *ap, UnitState *st, Error **err) {
         int r = lock_apps(p, LOCK_SH, lock, err);
-        if (r < 0 || (r = app_pod_open(ps, p, NEED_RUNNING | NEED_MUTABLE, ap, err)) < 0 || (r = need_app(ap, app, err)) < 0)
+        if (r < 0 || (r = app_pod_open(ps, p, NEED_RUNNING, ap, err)) < 0 || (r = need_app(ap, app, err)) < 0)
                 return r;
         return loaded_app_unit_state(ap, app, st, err);
 }

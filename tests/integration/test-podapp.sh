@@ -182,23 +182,27 @@ assert_eq "the pod never restarted" "$NSPAWN" "$(nspawn_of "$U")"
 assert_eq "the other apps run on" "running running" "$(pa list "$U" --format=json | jq -r '[.[].state] | join(" ")')"
 
 # ---------------------------------------------------------------------------
-echo "# an immutable pod takes no apps"
+echo "# an immutable pod takes no apps, but its apps stop and start one by one"
 # ---------------------------------------------------------------------------
-"$SDPOD" --dir="$DATA" run --uuid-file="$T/imm" busybox --exec=/bin/sleep -- 1000 >"$T/imm.out" 2>&1 &
+"$SDPOD" --dir="$DATA" run --uuid-file="$T/imm" busybox --exec=/bin/sleep -- 1000 \
+	--- busybox --app=other --exec=/bin/sleep -- 1000 >"$T/imm.out" 2>&1 &
 IMM_PID=$!
 wait_for "the immutable pod runs" 20 test -s "$T/imm"
 IMM=$(cat "$T/imm")
-wait_for "its app runs" 20 sd enter "$IMM" true
+wait_for "its app runs" 20 sd enter --app=busybox "$IMM" true
 SUM=$(manifest_sum "$IMM")
 assert_exit 4 pa add "$IMM" --app=x busybox --exec=/bin/true
 assert_contains "the refusal says why" "$ERR" "not mutable"
 assert_exit 4 pa rm "$IMM" --app=busybox
-assert_exit 4 pa stop "$IMM" --app=busybox
-assert_contains "nor are its apps stopped one by one" "$ERR" "not mutable"
-assert_exit 4 pa start "$IMM" --app=busybox
+assert_contains "nor are its apps removed" "$ERR" "not mutable"
+assert_exit 0 pa stop "$IMM" --app=busybox
+assert_eq "one app of an immutable pod stops" "exited 143" "$(app_state "$IMM" busybox) $(app_exit "$IMM" busybox)"
+assert_eq "the pod runs on with the other" "running running" "$(pod_state "$IMM") $(app_state "$IMM" other)"
+assert_exit 0 pa start "$IMM" --app=busybox
+assert_eq "and starts again" running "$(app_state "$IMM" busybox)"
 assert_eq "its manifest is unchanged" "$SUM" "$(manifest_sum "$IMM")"
 assert_exit 0 pa list "$IMM" --no-legend
-assert_match "podapp list shows an immutable pod's app too" '^busybox +running' "$OUT"
+assert_match "podapp list shows an immutable pod's app too" '(^|'$'\n'')busybox +running' "$OUT"
 assert_exit 0 sd stop "$IMM"
 wait "$IMM_PID" || true
 
