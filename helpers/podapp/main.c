@@ -477,7 +477,7 @@ static int verb_status(int argc, char **argv) {
 }
 
 static const char exec_usage[] =
-        "Usage: podapp exec UUID --app=NAME -- COMMAND [ARGS...]\n"
+        "Usage: podapp exec UUID --app=NAME [--] COMMAND [ARGS...]\n"
         "\n"
         "Runs COMMAND in a running app: as its user and group, in its root and\n"
         "working directory, with its environment and confinement: the pod's\n"

@@ -19,7 +19,7 @@ static int open_store(StoreAccess access, ImageStore **ret, Error **err) {
 }
 
 static const char import_usage[] =
-        "Usage: sdpod image import [--name=NAME[:TAG]] [--platform=OS/ARCH] [--ref=REF]\n"
+        "Usage: sdpod image import [--name=NAME[:TAG]] [--platform=OS/ARCH[/VARIANT]] [--ref=REF]\n"
         "                          [--max-entries=N] [--max-size=SIZE] PATH\n"
         "\n"
         "Imports an image and renders its file system tree; prints the image id.\n"

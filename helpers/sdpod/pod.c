@@ -33,7 +33,7 @@ static char *join_apps(const PodManifest *m, bool images) {
 }
 
 static const char prepare_usage[] =
-        "Usage: sdpod prepare [--name=NAME] [--volume=SPEC]... IMAGE [APP OPTIONS] [-- ARGS...]\n"
+        "Usage: sdpod prepare [POD OPTIONS] IMAGE [APP OPTIONS] [-- ARGS...]\n"
         "                     [--- IMAGE [APP OPTIONS] [-- ARGS...]]...\n"
         "\n"
         "Prepares a pod of one app per IMAGE and prints its UUID; start it with\n"
@@ -295,7 +295,7 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
 }
 
 static const char status_usage[] =
-        "Usage: sdpod status [--format=json] [--wait[=TIMEOUT]] UUID\n"
+        "Usage: sdpod status [--format=table|json] [--wait[=TIMEOUT]] UUID\n"
         "\n"
         "Shows a pod's state, its creation, start and exit times, its user namespace\n"
         "(private-users=BASE:65536, or no), its network (net=, and while it runs\n"
