@@ -226,18 +226,126 @@ static int image_cat_manifest_verb(int argc, char **argv) {
 }
 
 static const char rm_usage[] =
-        "Usage: sdpod image rm IMAGE...\n"
+        "Usage: sdpod image rm [--force] IMAGE...\n"
         "\n"
-        "Removes images from the store (prints each removed id). Their blobs and\n"
-        "trees are freed by 'sdpod image gc'.\n";
+        "Removes names and images, as docker rmi does. IMAGE is a name, an id or a\n"
+        "unique prefix of an id. By a name: only that name goes while the image has\n"
+        "others; with its last name, the image goes too. By an id: the image goes,\n"
+        "unless it has several names. Prints the id of each image removed (nothing\n"
+        "for a name alone). Blobs and trees are freed by 'sdpod image gc'; pods that\n"
+        "use an image keep its tree until they are removed.\n"
+        "\n"
+        "  -f, --force   remove the image whatever names it has (and a record\n"
+        "                that cannot be read, by its full id)\n";
 
 static int image_rm_verb(int argc, char **argv) {
         static const char *command = "sdpod image rm";
-        int status, i = cli_parse_verb_options(argc, argv, rm_usage, NULL, NULL, &status);
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "force", no_argument, NULL, 'f' },
+                {},
+        };
+        bool force = false;
+        int c;
+        while ((c = getopt_long(argc, argv, "hf", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        fputs(rm_usage, stdout);
+                        return EXIT_OK;
+                case 'f':
+                        force = true;
+                        break;
+                default:
+                        fprintf(stderr, "Try '%s --help'.\n", command);
+                        return EXIT_USAGE;
+                }
+        int i = optind;
+        if (i >= argc)
+                return cli_usage_error(command, "missing IMAGE");
+        Error *err = NULL;
+        _cleanup_image_store_ ImageStore *s = NULL;
+        if (open_store(STORE_SHARED, &s, &err) < 0)
+                return cli_fail(err);
+        int status = EXIT_OK;
+        _cleanup_strv_free_ char **removed_ids = NULL;
+        for (; i < argc; i++) {
+                _cleanup_(image_removal_done) ImageRemoval rm = {};
+                if (image_store_remove(s, argv[i], force, &rm, &err) < 0) {
+                        int k = cli_fail(TAKE_PTR(err));
+                        status = status ?: k;
+                        continue;
+                }
+                if (rm.image_removed) {
+                        puts(rm.id);
+                        (void) strv_push(&removed_ids, rm.id);
+                } else {
+                        _cleanup_free_ char *left = NULL;
+                        for (char **k = rm.names_left; k && *k; k++) {
+                                char *m = NULL;
+                                if (asprintf(&m, "%s%s%s", strempty(left), left ? ", " : "", *k) >= 0) {
+                                        free(left);
+                                        left = m;
+                                }
+                        }
+                        fprintf(stderr, "sdpod: removed the name %s; image %s stays, named %s\n", rm.name, rm.id,
+                                strempty(left));
+                }
+        }
+        if (removed_ids) {
+                /* Safe either way (gc keeps the trees pods use); said so
+                 * that nobody wonders why gc frees less than expected. */
+                _cleanup_pod_store_ PodStore *ps = NULL;
+                _cleanup_strv_free_ char **in_use = NULL;
+                if (pod_store_open(cli.dir, false, &ps, NULL) >= 0 && pod_store_image_ids(ps, &in_use, NULL) >= 0)
+                        for (char **k = removed_ids; *k; k++)
+                                if (strv_contains(in_use, *k))
+                                        fprintf(stderr, "sdpod: image %s is used by a pod: its tree stays until no "
+                                                "pod uses it\n", *k);
+        }
+        return status;
+}
+
+static const char tag_usage[] =
+        "Usage: sdpod image tag IMAGE NAME[:TAG]\n"
+        "\n"
+        "Gives an image another name (the tag defaults to latest). IMAGE is a name,\n"
+        "an id or a unique prefix of an id. A name names one image: when another\n"
+        "image has NAME[:TAG], it loses it (and stays in the store, if need be\n"
+        "without names: its id still names it). Prints the image id.\n";
+
+static int image_tag_verb(int argc, char **argv) {
+        static const char *command = "sdpod image tag";
+        int status, i = cli_parse_verb_options(argc, argv, tag_usage, NULL, NULL, &status);
+        if (i < 0)
+                return status;
+        if (argc - i != 2)
+                return cli_usage_error(command, argc - i < 2 ? "expected IMAGE and NAME[:TAG]" : "takes IMAGE and one NAME[:TAG]");
+        Error *err = NULL;
+        _cleanup_image_store_ ImageStore *s = NULL;
+        _cleanup_(image_tagged_done) ImageTagged t = {};
+        if (open_store(STORE_SHARED, &s, &err) < 0 || image_store_tag(s, argv[i], argv[i + 1], &t, &err) < 0)
+                return cli_fail(err);
+        if (t.previous)
+                fprintf(stderr, "sdpod: the name %s moved from image %s%s\n", t.name, t.previous,
+                        t.previous_names_left ? "" : " (which has no name left: 'sdpod image rm' it by id)");
+        puts(t.id);
+        return EXIT_OK;
+}
+
+static const char untag_usage[] =
+        "Usage: sdpod image untag NAME[:TAG]...\n"
+        "\n"
+        "Takes names away from the images that have them. The images stay in the\n"
+        "store, also when they have no name left (their id still names them).\n"
+        "Prints the id of the image each name was taken from.\n";
+
+static int image_untag_verb(int argc, char **argv) {
+        static const char *command = "sdpod image untag";
+        int status, i = cli_parse_verb_options(argc, argv, untag_usage, NULL, NULL, &status);
         if (i < 0)
                 return status;
         if (i >= argc)
-                return cli_usage_error(command, "missing IMAGE");
+                return cli_usage_error(command, "missing NAME");
         Error *err = NULL;
         _cleanup_image_store_ ImageStore *s = NULL;
         if (open_store(STORE_SHARED, &s, &err) < 0)
@@ -245,7 +353,7 @@ static int image_rm_verb(int argc, char **argv) {
         status = EXIT_OK;
         for (; i < argc; i++) {
                 _cleanup_free_ char *id = NULL;
-                if (image_store_remove(s, argv[i], &id, &err) < 0) {
+                if (image_store_untag(s, argv[i], &id, NULL, &err) < 0) {
                         int k = cli_fail(TAKE_PTR(err));
                         status = status ?: k;
                         continue;
@@ -296,7 +404,9 @@ static const char image_usage[] =
         "  list               list images\n"
         "  inspect IMAGE      show an image's record as JSON\n"
         "  cat-manifest IMAGE print an image's manifest\n"
-        "  rm IMAGE...        remove images\n"
+        "  tag IMAGE NAME     give an image another name\n"
+        "  untag NAME...      take names away from images\n"
+        "  rm IMAGE...        remove names and images\n"
         "  gc                 free blobs and trees no image uses\n";
 
 int verb_image(int argc, char **argv) {
@@ -305,6 +415,8 @@ int verb_image(int argc, char **argv) {
                 { "list", image_list_verb, NULL },
                 { "inspect", image_inspect_verb, NULL },
                 { "cat-manifest", image_cat_manifest_verb, NULL },
+                { "tag", image_tag_verb, NULL },
+                { "untag", image_untag_verb, NULL },
                 { "rm", image_rm_verb, NULL },
                 { "gc", image_gc_verb, NULL },
                 {},

@@ -61,8 +61,42 @@ int image_store_load(ImageStore *s, const char *hex, Image **ret, Error **err);
  * away from any other image that had them (a name names one image). */
 int image_store_commit(ImageStore *s, Image *image, char *const *add_names, Error **err);
 
-/* Removes an image's record (its blobs and tree go with the next gc). */
-int image_store_remove(ImageStore *s, const char *ref, char **ret_id, Error **err);
+/* What image_store_remove() did. */
+typedef struct ImageRemoval {
+        char *id;               /* the image ref named */
+        char *name;             /* the name ref matched by, NULL when by id */
+        bool image_removed;     /* false: only the name went */
+        char **names_left;      /* when only the name went: the image's other names */
+} ImageRemoval;
+void image_removal_done(ImageRemoval *r);
+
+/* Removes what ref names, as docker rmi does: a name only, while the image
+ * has other names (the image stays); the image with its record when ref is
+ * its last name, or its id (or an id prefix) and it has at most one name.
+ * An id of an image with several names is refused (-EBUSY) unless force;
+ * force removes the image whatever names it has, and also a record that
+ * cannot be read (by its full id). Blobs and tree go with the next gc;
+ * pods that use the image keep its tree (see image_store_gc()). */
+int image_store_remove(ImageStore *s, const char *ref, bool force, ImageRemoval *ret, Error **err);
+
+typedef struct ImageTagged {
+        char *id;               /* the image that has the name now */
+        char *name;             /* normalised: "name:tag" */
+        bool already;           /* it had it: nothing changed */
+        char *previous;         /* the image that had the name before, or NULL */
+        size_t previous_names_left;
+} ImageTagged;
+void image_tagged_done(ImageTagged *t);
+
+/* Gives the image ref names another name. A name names one image: an image
+ * that had it loses it (and stays, maybe without names). A name that is not
+ * a valid NAME[:TAG], or that the resolver would read as an id
+ * ("sha256:..."), is refused with -EINVAL. */
+int image_store_tag(ImageStore *s, const char *ref, const char *name, ImageTagged *ret, Error **err);
+
+/* Takes a name away from the image that has it; the image stays, also
+ * without names. -ENOENT when no image has the name. */
+int image_store_untag(ImageStore *s, const char *name, char **ret_id, char **ret_name, Error **err);
 
 typedef struct ImageGcStats {
         unsigned blobs, trees;

@@ -257,10 +257,11 @@ static void test_names_resolve_rm_gc(void) {
         ASSERT_CONTAINS(err->msg, "nope");
         error_free(err);
 
-        char *id = NULL;
-        ASSERT_EQ_INT(image_store_remove(s, "example.com/name-a:1", &id, NULL), 0);
-        ASSERT_STREQ(id, ia->id);
-        free(id);
+        ImageRemoval rm = {};
+        ASSERT_EQ_INT(image_store_remove(s, "example.com/name-a:1", false, &rm, NULL), 0);
+        ASSERT_STREQ(rm.id, ia->id);
+        ASSERT(rm.image_removed);
+        image_removal_done(&rm);
         ASSERT_EQ_INT(image_store_resolve(s, ia->id, &r, NULL), -ENOENT);
         image_store_free(s);
 
@@ -321,7 +322,7 @@ static void test_concurrent_imports_and_gc(void) {
                                 image_store_free(s);
                                 if (image_store_open(data, true, STORE_SHARED, &s, NULL) < 0)
                                         _exit(1);
-                                (void) image_store_remove(s, "example.com/race-1:1", NULL, NULL);
+                                (void) image_store_remove(s, "example.com/race-1:1", false, NULL, NULL);
                                 image_store_free(s);
                         }
                         _exit(0);

@@ -1,0 +1,2 @@
+#!/bin/bash
+. "$(dirname "$0")/lib.sh"
