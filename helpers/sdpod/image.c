@@ -6,6 +6,7 @@
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "cli/cli.h"
+#include "cli/progress.h"
 #include "image/image-import.h"
 #include "image/image-store.h"
 #include "pod/pod-info.h"
@@ -35,7 +36,35 @@ static const char import_usage[] =
         "  --max-entries=N    refuse an image whose file system tree has more than N\n"
         "                     entries, all layers together (100000, 1M, ...)\n"
         "  --max-size=SIZE    refuse one whose files add up to more than SIZE bytes\n"
-        "                     (512M, 2Gi, ...; sparse files count by their size)\n";
+        "                     (512M, 2Gi, ...; sparse files count by their size)\n"
+        "\n"
+        "On a terminal, stderr shows how far it got (bytes read, layer rendered).\n"
+        "SIGINT (Ctrl-C) or SIGTERM stops it: it removes what it had staged, says\n"
+        "how much, and exits with 128 + the signal's number.\n";
+
+typedef struct ImportView {
+        ProgressLine line;
+} ImportView;
+
+static int import_progress(const ImportProgress *p, void *userdata) {
+        ImportView *v = userdata;
+        if (cli_interrupted())
+                return -ECANCELED;
+        if (!v->line.enabled)
+                return 0;
+        char done[16], total[16];
+        format_bytes(p->bytes, done);
+        format_bytes(p->total, total);
+        unsigned pct = p->total ? (unsigned) (p->bytes >= p->total ? 100 : p->bytes * 100 / p->total) : 0;
+        if (p->stage == IMPORT_RENDERING)
+                progress_line_show(&v->line, false, "rendering layer %zu of %zu: %s of %s (%u%%)", p->layer,
+                                   p->n_layers, done, total, pct);
+        else if (p->total)
+                progress_line_show(&v->line, false, "reading: %s of %s (%u%%)", done, total, pct);
+        else
+                progress_line_show(&v->line, false, "reading: %s", done);
+        return 0;
+}
 
 static int image_import_verb(int argc, char **argv) {
         static const char *command = "sdpod image import";
@@ -86,9 +115,30 @@ static int image_import_verb(int argc, char **argv) {
         Error *err = NULL;
         _cleanup_image_store_ ImageStore *s = NULL;
         _cleanup_image_ Image *image = NULL;
-        if (open_store(STORE_SHARED, &s, &err) < 0 ||
-            image_import(s, argv[optind], &opts, &image, &err) < 0)
+        if (open_store(STORE_SHARED, &s, &err) < 0)
                 return cli_fail(err);
+
+        ImportView view;
+        uint64_t freed = 0;
+        progress_line_init(&view.line);
+        opts.progress = import_progress;
+        opts.userdata = &view;
+        opts.ret_freed = &freed;
+        cli_catch_interrupts();
+        int r = image_import(s, argv[optind], &opts, &image, &err);
+        progress_line_clear(&view.line);
+        int sig = cli_interrupted();
+        if (r == -ECANCELED && sig) {
+                char bytes[16];
+                format_bytes(freed, bytes);
+                error_free(err);
+                fprintf(stderr, "sdpod: import of %s interrupted (SIG%s): removed what it had staged (%s)\n",
+                        argv[optind], sigabbrev_np(sig), bytes);
+                return cli_interrupted_status(sig);
+        }
+        if (r < 0)
+                return cli_fail(err);
+        /* A signal that came once the import was committing changed nothing. */
         puts(image->id);
         return EXIT_OK;
 }
@@ -391,7 +441,7 @@ static int image_gc_verb(int argc, char **argv) {
                 return cli_fail(err);
         char bytes[16];
         format_bytes(st.bytes, bytes);
-        printf("removed %u blobs, %u trees, %u leftovers of interrupted imports (%s of blobs)\n", st.blobs, st.trees,
+        printf("removed %u blobs, %u trees, %u leftovers of interrupted imports (%s freed)\n", st.blobs, st.trees,
                st.leftovers, bytes);
         return EXIT_OK;
 }

@@ -486,13 +486,6 @@ static int add_ref(char ***refs, const char *digest) {
         return digest && digest_is_valid(digest) ? strv_push(refs, digest_hex(digest)) : 0;
 }
 
-static int dir_size_and_remove(int dirfd, const char *name, uint64_t *bytes) {
-        struct stat st;
-        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) >= 0 && S_ISREG(st.st_mode))
-                *bytes += (uint64_t) st.st_size;
-        return rm_rf_at(dirfd, name);
-}
-
 /* Removes every entry of dirfd whose name is not in keep (with only_tmp,
  * only the temporary files of writers, ".tmp-*"). */
 static int sweep_dir(int dirfd, char *const *keep, bool only_tmp, unsigned *count, uint64_t *bytes, const char *what, Error **err) {
@@ -507,7 +500,7 @@ static int sweep_dir(int dirfd, char *const *keep, bool only_tmp, unsigned *coun
                         continue;
                 if (only_tmp && !startswith(de->d_name, ".tmp-"))
                         continue;
-                int r = dir_size_and_remove(dirfd, de->d_name, bytes);
+                int r = rm_rf_at_counting(dirfd, de->d_name, bytes);
                 if (r < 0)
                         return error_sys(err, r, "image gc: removing %s %s", what, de->d_name);
                 (*count)++;

@@ -101,7 +101,7 @@ int image_store_untag(ImageStore *s, const char *name, char **ret_id, char **ret
 typedef struct ImageGcStats {
         unsigned blobs, trees;
         unsigned leftovers;     /* staging directories and temporary files of interrupted writers */
-        uint64_t bytes;         /* of the removed blobs */
+        uint64_t bytes;         /* disk space freed: of blobs, trees and leftovers */
 } ImageGcStats;
 
 /* Removes blobs and trees that no record references, and staging left by

@@ -97,7 +97,7 @@ example sdpod.1 'sdpod image rm e0c8' e0c8 "${OTHER_ID:7:4}"
 assert_eq "rm by a prefix of the id prints the id" "0 $OTHER_ID" "$RC $OUT"
 example sdpod.1 'sdpod image gc'
 assert_match "gc frees what the image used" \
-	'^removed [1-9][0-9]* blobs, 1 trees, 0 leftovers of interrupted imports \([0-9.]+[KM]? of blobs\)$' "$OUT"
+	'^removed [1-9][0-9]* blobs, 1 trees, 0 leftovers of interrupted imports \([0-9.]+[KM]? freed\)$' "$OUT"
 example sdpod.1 "sdpod image list --format=json | jq -r '.[].id'"
 assert_eq "busybox:1.36 is left" "$BB_ID" "$OUT"
 
