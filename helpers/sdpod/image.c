@@ -285,8 +285,7 @@ static const char rm_usage[] =
         "for a name alone). Blobs and trees are freed by 'sdpod image gc'; pods that\n"
         "use an image keep its tree until they are removed.\n"
         "\n"
-        "  -f, --force   remove the image whatever names it has (and a record\n"
-        "                that cannot be read, by its full id)\n";
+        "  -f, --force   remove the image whatever names it has\n";
 
 static int image_rm_verb(int argc, char **argv) {
         static const char *command = "sdpod image rm";

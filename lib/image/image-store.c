@@ -337,10 +337,11 @@ int image_store_remove(ImageStore *s, const char *ref, bool force, ImageRemoval 
         if (digest_is_valid(ref)) {
                 Error *e = NULL;
                 r = image_store_load(s, digest_hex(ref), &image, &e);
-                if (r < 0 && r != -ENOENT && force) {
-                        /* A record that cannot be read can still be removed,
-                         * by its full id and with --force. */
-                        error_free(e);
+                error_free(e);
+                if (r < 0 && r != -ENOENT) {
+                        /* A record that cannot be read can still be removed by
+                         * its full id (its load error says so): which names it
+                         * has is unknown, and the user named it by id. */
                         if ((r = remove_record(s, ref, err)) < 0)
                                 return r;
                         ImageRemoval out = { .id = strdup(ref), .image_removed = true };
@@ -352,17 +353,8 @@ int image_store_remove(ImageStore *s, const char *ref, bool force, ImageRemoval 
                                 image_removal_done(&out);
                         return 0;
                 }
-                if (r == -ENOENT) {
-                        error_free(e);
+                if (r == -ENOENT)
                         return error_set(err, r, "image %s: not found", ref);
-                }
-                if (r < 0) {
-                        if (err && !*err)
-                                *err = e;
-                        else
-                                error_free(e);
-                        return error_prefix(err, "(or remove it with --force)");
-                }
         } else if ((r = resolve(s, ref, &image, &name, err)) < 0)
                 return r;
 

@@ -74,8 +74,8 @@ void image_removal_done(ImageRemoval *r);
  * has other names (the image stays); the image with its record when ref is
  * its last name, or its id (or an id prefix) and it has at most one name.
  * An id of an image with several names is refused (-EBUSY) unless force;
- * force removes the image whatever names it has, and also a record that
- * cannot be read (by its full id). Blobs and tree go with the next gc;
+ * force removes the image whatever names it has. A record that cannot be
+ * read is removed by its full id (its names are unknown). Blobs and tree go with the next gc;
  * pods that use the image keep its tree (see image_store_gc()). */
 int image_store_remove(ImageStore *s, const char *ref, bool force, ImageRemoval *ret, Error **err);
 

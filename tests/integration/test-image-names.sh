@@ -154,12 +154,14 @@ assert_exit 0 sd image tag "$B" b:2
 assert_exit 0 sd image rm -f "$B"
 assert_eq "rm -f ID removes an image with several names" "$B" "$OUT"
 assert_exit 2 sd image rm --bogus x
-# An unreadable record: only --force, by its full id, removes it.
+# An unreadable record: its full id removes it (its names are unknown).
 import_ok B "$IMG/var-b"
 echo '{"broken' >"$(record "$B")"
-assert_exit 5 sd image rm "$B"
-assert_contains "rm of an unreadable record points at --force" "$ERR" "--force"
-assert_exit 0 sd image rm --force "$B"
+assert_exit 5 sd image rm "${B:7:12}"
+assert_contains "rm of an unreadable record by a prefix: its error says how to remove it" "$ERR" \
+	"remove it with 'sdpod image rm $B'"
+assert_exit 0 sd image rm "$B"
+assert_eq "rm by the full id of an unreadable record prints it" "$B" "$OUT"
 assert_file_absent "$(record "$B")"
 
 # --- images that pods use --------------------------------------------------------------
