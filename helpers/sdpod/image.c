@@ -416,8 +416,10 @@ static const char gc_usage[] =
         "Usage: sdpod image gc\n"
         "\n"
         "Removes blobs and rendered trees that no image references, and what\n"
-        "interrupted imports left behind. Trees that pods use are kept, also\n"
-        "when their image was removed. Waits for running imports to finish.\n";
+        "interrupted imports left behind; prints what it removed and the disk\n"
+        "space freed. Trees that pods use are kept, also when their image was\n"
+        "removed. It does not wait for running imports, removals or prepares:\n"
+        "while they run, it frees only what dead imports left, and says so.\n";
 
 static int image_gc_verb(int argc, char **argv) {
         static const char *command = "sdpod image gc";
@@ -431,17 +433,24 @@ static int image_gc_verb(int argc, char **argv) {
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_strv_free_ char **in_use = NULL;
         ImageGcStats st;
+        if (open_store(STORE_GC, &s, &err) < 0)
+                return cli_fail(err);
         /* The pods are read under the exclusive store lock: a prepare holds
-         * it shared until its manifest names the images it uses. */
-        if (open_store(STORE_EXCLUSIVE, &s, &err) < 0 ||
-            pod_store_open(cli.dir, false, &ps, &err) < 0 ||
-            pod_store_image_ids(ps, &in_use, &err) < 0 ||
-            image_store_gc(s, in_use, &st, &err) < 0)
+         * it shared until its manifest names the images it uses. Without
+         * it, gc touches no tree and needs no pods. */
+        if (s->exclusive &&
+            (pod_store_open(cli.dir, false, &ps, &err) < 0 || pod_store_image_ids(ps, &in_use, &err) < 0))
+                return cli_fail(err);
+        if (image_store_gc(s, in_use, &st, &err) < 0)
                 return cli_fail(err);
         char bytes[16];
         format_bytes(st.bytes, bytes);
         printf("removed %u blobs, %u trees, %u leftovers of interrupted imports (%s freed)\n", st.blobs, st.trees,
                st.leftovers, bytes);
+        if (st.partial)
+                fprintf(stderr, "sdpod: imports, removals or prepares are running (%u staging directories in use): "
+                        "blobs and trees were not collected; run 'sdpod image gc' again when they are done\n",
+                        st.busy);
         return EXIT_OK;
 }
 

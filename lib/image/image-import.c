@@ -239,10 +239,11 @@ static int import_run(Import *imp, const char *path, Error **err) {
         if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
                 return error_set(err, -EBADMSG, "%s: not a file or directory", path);
 
-        random_name(imp->staging, sizeof(imp->staging), "import-");
-        if (mkdirat(imp->store->tmp_fd, imp->staging, 0700) < 0 ||
-            (imp->staging_fd = openat(imp->store->tmp_fd, imp->staging, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
-            mkdirat(imp->staging_fd, "blobs", 0700) < 0 ||
+        /* Locked while staging_fd is open: gc keeps off it while we live. */
+        imp->staging_fd = image_store_make_staging(imp->store, "import-", imp->staging);
+        if (imp->staging_fd < 0)
+                return error_sys(err, imp->staging_fd, "%s: creating staging directory", path);
+        if (mkdirat(imp->staging_fd, "blobs", 0700) < 0 ||
             (imp->blobs_fd = openat(imp->staging_fd, "blobs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
                 return error_sys(err, -errno, "%s: creating staging directory", path);
 

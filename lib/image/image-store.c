@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
+#include <stdio.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include "basic/digest.h"
@@ -56,11 +58,18 @@ int image_store_open(const char *root, bool create_root, StoreAccess access, Ima
             (r = open_subdir(s->root_fd, "tree", &s->tree_fd)) < 0)
                 return error_sys(err, r, "data directory %s: creating the image store", root);
 
-        if (access != STORE_READ) {
+        if (access == STORE_GC) {
+                s->lock_fd = lock_file_at(s->images_fd, "lock", LOCK_EX | LOCK_NB);
+                if (s->lock_fd >= 0)
+                        s->exclusive = true;
+                else if (s->lock_fd == -EWOULDBLOCK)
+                        s->lock_fd = lock_file_at(s->images_fd, "lock", LOCK_SH);
+        } else if (access != STORE_READ) {
                 s->lock_fd = lock_file_at(s->images_fd, "lock", access == STORE_EXCLUSIVE ? LOCK_EX : LOCK_SH);
-                if (s->lock_fd < 0)
-                        return error_sys(err, s->lock_fd, "data directory %s: locking the image store", root);
+                s->exclusive = access == STORE_EXCLUSIVE;
         }
+        if (access != STORE_READ && s->lock_fd < 0)
+                return error_sys(err, s->lock_fd, "data directory %s: locking the image store", root);
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -500,9 +509,48 @@ static int sweep_dir(int dirfd, char *const *keep, bool only_tmp, unsigned *coun
         return 0;
 }
 
+/* Removes the staging directories of images/tmp that no live writer holds
+ * locked (see image_store_make_staging()), while writers run. Entries
+ * being made (".new-*") and anything but directories are left for a gc
+ * with the store to itself. */
+static int sweep_dead_staging(ImageStore *s, ImageGcStats *st, Error **err) {
+        _cleanup_closedir_ DIR *d = opendir_at(s->tmp_fd, ".");
+        if (!d)
+                return error_sys(err, -errno, "image gc: staging directory");
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                _cleanup_close_ int fd = openat(s->tmp_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        continue; /* gone meanwhile, or not a directory */
+                if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                        if (errno != EWOULDBLOCK)
+                                return error_sys(err, -errno, "image gc: locking staging directory %s", de->d_name);
+                        st->busy++;
+                        continue;
+                }
+                /* Ours now: its writer is dead, and no other gc takes it. */
+                int r = rm_rf_at_counting(s->tmp_fd, de->d_name, &st->bytes);
+                if (r < 0)
+                        return error_sys(err, r, "image gc: removing staging directory %s", de->d_name);
+                st->leftovers++;
+        }
+        return 0;
+}
+
 int image_store_gc(ImageStore *s, char *const *in_use, ImageGcStats *ret, Error **err) {
         if (s->lock_fd < 0)
-                return error_set(err, -EPERM, "image gc: needs the store locked exclusively");
+                return error_set(err, -EPERM, "image gc: needs the store locked");
+        if (!s->exclusive) {
+                ImageGcStats st = { .partial = true };
+                int r = sweep_dead_staging(s, &st, err);
+                if (r < 0)
+                        return r;
+                if (ret)
+                        *ret = st;
+                return 0;
+        }
 
         Image **l = NULL;
         size_t n = 0;
@@ -539,6 +587,30 @@ int image_store_gc(ImageStore *s, char *const *in_use, ImageGcStats *ret, Error 
         if (ret)
                 *ret = st;
         return 0;
+}
+
+int image_store_make_staging(ImageStore *s, const char *prefix, char ret_name[32]) {
+        /* Made under a name gc skips while writers run, locked, and only
+         * then renamed: there is no moment when gc could take it for the
+         * unlocked staging of a dead writer. */
+        char tmp[32];
+        random_name(tmp, sizeof(tmp), ".new-");
+        if (mkdirat(s->tmp_fd, tmp, 0700) < 0)
+                return -errno;
+        _cleanup_close_ int fd = openat(s->tmp_fd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int r = fd < 0 ? -errno : 0;
+        if (r >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
+                r = -errno;
+        char name[32];
+        random_name(name, sizeof(name), prefix);
+        if (r >= 0 && renameat2(s->tmp_fd, tmp, s->tmp_fd, name, RENAME_NOREPLACE) < 0)
+                r = -errno;
+        if (r < 0) {
+                (void) unlinkat(s->tmp_fd, tmp, AT_REMOVEDIR);
+                return r;
+        }
+        memcpy(ret_name, name, sizeof(name));
+        return TAKE_FD(fd);
 }
 
 int image_store_open_blob(ImageStore *s, const char *digest) {

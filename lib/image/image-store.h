@@ -20,7 +20,12 @@
  * gc holds it exclusively, so it never sees an import's staged blobs or
  * tree before their record exists. Everything an import makes becomes
  * visible only by rename(2) after it was written and synced; a crash leaves
- * only staging directories and unreferenced blobs, which gc removes. */
+ * only staging directories and unreferenced blobs, which gc removes.
+ *
+ * Each staging directory is locked (flock) by the process that writes it,
+ * for as long as it does: one that can be locked belongs to nobody alive.
+ * So gc can free the staging of dead imports while others run, without the
+ * exclusive lock (STORE_GC). */
 typedef struct ImageStore {
         char *root;             /* the data directory */
         int root_fd;
@@ -30,12 +35,17 @@ typedef struct ImageStore {
         int tmp_fd;
         int tree_fd;
         int lock_fd;
+        bool exclusive;         /* the store lock is held exclusively */
 } ImageStore;
 
 typedef enum StoreAccess {
         STORE_READ,             /* no lock: records are replaced atomically */
         STORE_SHARED,           /* import, rm */
         STORE_EXCLUSIVE,        /* gc */
+        /* gc that does not wait: exclusive when the lock is free at once,
+         * else shared (imports, rm or prepare are running), in which case
+         * gc frees only the staging of dead writers. */
+        STORE_GC,
 } StoreAccess;
 
 /* Opens the store below root, creating its directories. A root that does not
@@ -102,13 +112,21 @@ typedef struct ImageGcStats {
         unsigned blobs, trees;
         unsigned leftovers;     /* staging directories and temporary files of interrupted writers */
         uint64_t bytes;         /* disk space freed: of blobs, trees and leftovers */
+        bool partial;           /* writers were running: only dead staging was freed */
+        unsigned busy;          /* staging directories of writers alive, kept */
 } ImageGcStats;
 
 /* Removes blobs and trees that no record references, and staging left by
  * imports that crashed. The trees of the images in in_use (ids) are kept
- * even when their record was removed: pods still use them. Needs
- * STORE_EXCLUSIVE. */
+ * even when their record was removed: pods still use them. With the store
+ * lock held only shared (STORE_GC while writers run), it removes only the
+ * staging directories no live writer has locked, and sets partial. */
 int image_store_gc(ImageStore *s, char *const *in_use, ImageGcStats *ret, Error **err);
+
+/* Makes a staging directory images/tmp/PREFIX-RANDOM (its name in
+ * ret_name), locked by the fd returned (>= 0): gc leaves it alone until that
+ * fd is closed. -errno on failure. */
+int image_store_make_staging(ImageStore *s, const char *prefix, char ret_name[32]);
 
 /* Opens a blob of the store for reading; -ENOENT when absent. */
 int image_store_open_blob(ImageStore *s, const char *digest);

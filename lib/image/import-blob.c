@@ -84,7 +84,7 @@ int import_blob_from_fd(Import *imp, int fd, const char *expected_digest, int64_
         uint64_t size = 0;
         int r = copy_hashing(imp, fd, out, &h, &size, what, err);
         if (r < 0) {
-                unlinkat(imp->blobs_fd, tmp, 0);
+                (void) rm_rf_at_counting(imp->blobs_fd, tmp, imp->opts->ret_freed);
                 return r;
         }
         uint8_t md[SHA256_DIGEST_SIZE];
@@ -97,7 +97,7 @@ int import_blob_from_fd(Import *imp, int fd, const char *expected_digest, int64_
         if (r >= 0 && renameat(imp->blobs_fd, tmp, imp->blobs_fd, hex) < 0)
                 r = error_sys(err, -errno, "%s: staging", what);
         if (r < 0) {
-                unlinkat(imp->blobs_fd, tmp, 0);
+                (void) rm_rf_at_counting(imp->blobs_fd, tmp, imp->opts->ret_freed);
                 return r;
         }
         digest_from_hex(hex, ret_digest);
@@ -121,7 +121,7 @@ int import_blob_from_memory(Import *imp, const void *data, size_t size, char ret
         if (r >= 0 && renameat(imp->blobs_fd, tmp, imp->blobs_fd, hex) < 0)
                 r = -errno;
         if (r < 0) {
-                unlinkat(imp->blobs_fd, tmp, 0);
+                (void) rm_rf_at_counting(imp->blobs_fd, tmp, imp->opts->ret_freed);
                 return error_sys(err, r, "blob %s: staging", ret_digest);
         }
         return 0;

@@ -68,15 +68,17 @@ int tree_render(ImageStore *s, const Image *image, int staged_blobs_fd, LayerBud
                 return 0;
 
         char staging[32];
-        random_name(staging, sizeof(staging), "render-");
-        if (mkdirat(s->tmp_fd, staging, 0755) < 0)
-                return error_sys(err, -errno, "image %s: creating render directory", image->id);
+        /* Locked while dirfd is open, which it stays until the tree is in
+         * place or removed: gc keeps off it while we live. */
+        _cleanup_close_ int dirfd = image_store_make_staging(s, "render-", staging);
+        if (dirfd < 0)
+                return error_sys(err, dirfd, "image %s: creating render directory", image->id);
+        (void) fchmod(dirfd, 0755);
 
         int r;
         {
-                _cleanup_close_ int dirfd = openat(s->tmp_fd, staging, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 _cleanup_close_ int rootfd = -1;
-                if (dirfd < 0 || mkdirat(dirfd, "rootfs", 0755) < 0 ||
+                if (mkdirat(dirfd, "rootfs", 0755) < 0 ||
                     (rootfd = openat(dirfd, "rootfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
                         r = error_sys(err, -errno, "image %s: creating render directory", image->id);
                 else
