@@ -157,7 +157,7 @@ kill -KILL "$pid"
 wait "$pid" 2>/dev/null || true
 left_kb=$(du -sk "$DATA/images/tmp" | cut -f1)
 dead=$(ls "$DATA/images/tmp")
-echo "# the killed import left $((left_kb / 1024))M in images/tmp:" $dead
+echo "# the killed import left $((left_kb / 1024))M in images/tmp: ${dead//$'\n'/ }"
 check "SIGKILL leaves staging (what gc is for)" test "$left_kb" -gt 10240
 
 echo "# gc while another import runs"

@@ -57,7 +57,9 @@ assert_exit 3 sd image tag no-such-image x:1
 assert_contains "tag of an unknown image says so" "$ERR" "no-such-image: not found"
 assert_exit 3 sd image tag sha256:0000000000000000000000000000000000000000000000000000000000000000 x:1
 assert_contains "tag of an unknown id says so" "$ERR" "not found"
-for bad in 'has space' $'ctl\x01' ':tag' 'name:' '/abs' 'a//b' 'name@sha256:abcd' \
+# (An escape sequence in a name would reach terminals through list and the
+# messages: refused as every control character.)
+for bad in 'has space' $'ctl\x01' $'esc\e[31mred' ':tag' 'name:' '/abs' 'a//b' 'name@sha256:abcd' \
 	"sha256:${A#sha256:}" 'sha256:1234' "$(printf 'x%.0s' {1..300})"; do
 	assert_exit 2 sd image tag "$A" "$bad"
 	assert_contains "tag to a bad name ($(printf '%q' "${bad:0:30}")): refused, naming the name" "$ERR" 'image name "'
@@ -184,6 +186,7 @@ assert_exit 0 sd run-prepared "$u_prepared"
 assert_exit 0 sd enter --app=sleeper "$RUN" /bin/true
 assert_exit 0 sd stop "$RUN"
 bg_pods_cleanup
+# shellcheck disable=SC2034 # lib.sh's: the pods are gone
 BG_PIDS=()
 assert_exit 0 sd image gc
 assert_file_absent "$DATA/tree/${P#sha256:}"
