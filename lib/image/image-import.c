@@ -208,11 +208,12 @@ static int import_finish(Import *imp, Error **err) {
 static void import_done(Import *imp, bool failed) {
         closep(&imp->src_fd);
         closep(&imp->blobs_fd);
-        closep(&imp->staging_fd);
         /* After a success only what was unpacked and not kept is left; a
-         * failed import says what it had staged. */
+         * failed import says what it had staged. Removed while still
+         * locked (staging_fd), so that no gc removes it at the same time. */
         if (*imp->staging)
                 (void) rm_rf_at_counting(imp->store->tmp_fd, imp->staging, failed ? imp->opts->ret_freed : NULL);
+        closep(&imp->staging_fd);
         for (size_t i = 0; i < imp->n_files; i++)
                 free(imp->files[i].path);
         free(imp->files);
