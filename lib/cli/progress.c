@@ -2,6 +2,8 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "basic/time-util.h"
@@ -10,7 +12,10 @@
 #define REDRAW_USEC (100 * 1000)
 
 void progress_line_init(ProgressLine *p) {
-        *p = (ProgressLine) { .enabled = isatty(STDERR_FILENO) == 1 };
+        /* A "dumb" terminal (an editor's shell buffer) cannot erase a line:
+         * it would show every redraw. */
+        const char *term = getenv("TERM");
+        *p = (ProgressLine) { .enabled = isatty(STDERR_FILENO) == 1 && !(term && streq(term, "dumb")) };
 }
 
 void progress_line_show(ProgressLine *p, bool force, const char *fmt, ...) {

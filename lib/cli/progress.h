@@ -10,7 +10,7 @@
 #include "basic/macro.h"
 
 /* One line on stderr, redrawn in place. It shows only when stderr is a
- * terminal: a script that reads stderr gets nothing from it. */
+ * terminal (not TERM=dumb): a script that reads stderr gets nothing. */
 typedef struct ProgressLine {
         bool enabled;
         bool shown;

@@ -106,6 +106,9 @@ assert_exit 0 sd image rm "$ID"
 piped=$("$SDPOD" --dir="$DATA" image import "$T/big-oci.tar" 2>&1 | cat)
 assert_eq "stderr and stdout to a pipe: only the id" "$ID" "$piped"
 assert_exit 0 sd image rm "$ID"
+ptyrun - /usr/bin/env TERM=dumb "$SDPOD" --dir="$DATA" image import "$T/oci"
+assert_eq "on a dumb terminal (which cannot erase a line): only the id" "0 $ID" "$PTY_RC ${PTY_OUT%$'\r'}"
+assert_exit 0 sd image rm "$ID"
 assert_exit 0 sd image gc
 empty_store "after the progress checks"
 
