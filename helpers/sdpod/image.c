@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <getopt.h>
+#include <stdarg.h>
 
 #include "basic/digest.h"
 #include "basic/json-util.h"
@@ -13,6 +14,16 @@
 #include "sdpod.h"
 #include "unit/app-isolators.h"
 
+/* What a verb tells besides its output, named as its errors are. */
+_printf_(1, 2) static void note(const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "%s: ", cli.command ?: program_invocation_short_name);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+}
+
 static int open_store(StoreAccess access, ImageStore **ret, Error **err) {
         /* Only the default data directory is created on demand: a --dir
          * that does not exist is more likely a typo than a wish. */
@@ -20,7 +31,7 @@ static int open_store(StoreAccess access, ImageStore **ret, Error **err) {
 }
 
 static const char import_usage[] =
-        "Usage: sdpod image import [--name=NAME[:TAG]] [--platform=OS/ARCH] [--ref=REF]\n"
+        "Usage: sdpod image import [--name=NAME[:TAG]] [--platform=OS/ARCH[/VARIANT]] [--ref=REF]\n"
         "                          [--max-entries=N] [--max-size=SIZE] PATH\n"
         "\n"
         "Imports an image and renders its file system tree; prints the image id.\n"
@@ -106,8 +117,7 @@ static int image_import_verb(int argc, char **argv) {
                                                        optarg);
                         break;
                 default:
-                        fprintf(stderr, "Try '%s --help'.\n", command);
-                        return EXIT_USAGE;
+                        return cli_option_error(command, "h", argc, argv);
                 }
         if (optind != argc - 1)
                 return cli_usage_error(command, optind >= argc ? "missing PATH" : "takes one PATH");
@@ -132,8 +142,8 @@ static int image_import_verb(int argc, char **argv) {
                 char bytes[16];
                 format_bytes(freed, bytes);
                 error_free(err);
-                fprintf(stderr, "sdpod: import of %s interrupted (SIG%s): removed what it had staged (%s)\n",
-                        argv[optind], sigabbrev_np(sig), bytes);
+                note("%s: interrupted (SIG%s); removed what it had staged (%s)", argv[optind], sigabbrev_np(sig),
+                     bytes);
                 return cli_interrupted_status(sig);
         }
         if (r < 0)
@@ -305,8 +315,7 @@ static int image_rm_verb(int argc, char **argv) {
                         force = true;
                         break;
                 default:
-                        fprintf(stderr, "Try '%s --help'.\n", command);
-                        return EXIT_USAGE;
+                        return cli_option_error(command, "hf", argc, argv);
                 }
         int i = optind;
         if (i >= argc)
@@ -336,8 +345,7 @@ static int image_rm_verb(int argc, char **argv) {
                                         left = m;
                                 }
                         }
-                        fprintf(stderr, "sdpod: removed the name %s; image %s stays, named %s\n", rm.name, rm.id,
-                                strempty(left));
+                        note("removed the name %s; image %s stays, named %s", rm.name, rm.id, strempty(left));
                 }
         }
         if (removed_ids) {
@@ -345,11 +353,10 @@ static int image_rm_verb(int argc, char **argv) {
                  * that nobody wonders why gc frees less than expected. */
                 _cleanup_pod_store_ PodStore *ps = NULL;
                 _cleanup_strv_free_ char **in_use = NULL;
-                if (pod_store_open(cli.dir, false, &ps, NULL) >= 0 && pod_store_image_ids(ps, &in_use, NULL) >= 0)
+                if (pod_store_open(cli.dir, false, false, &ps, NULL) >= 0 && pod_store_image_ids(ps, &in_use, NULL) >= 0)
                         for (char **k = removed_ids; *k; k++)
                                 if (strv_contains(in_use, *k))
-                                        fprintf(stderr, "sdpod: image %s is used by a pod: its tree stays until no "
-                                                "pod uses it\n", *k);
+                                        note("image %s is used by a pod: its tree stays until no pod uses it", *k);
         }
         return status;
 }
@@ -375,7 +382,7 @@ static int image_tag_verb(int argc, char **argv) {
         if (open_store(STORE_SHARED, &s, &err) < 0 || image_store_tag(s, argv[i], argv[i + 1], &t, &err) < 0)
                 return cli_fail(err);
         if (t.previous)
-                fprintf(stderr, "sdpod: the name %s moved from image %s%s\n", t.name, t.previous,
+                note("the name %s moved from image %s%s", t.name, t.previous,
                         t.previous_names_left ? "" : " (which has no name left: 'sdpod image rm' it by id)");
         puts(t.id);
         return EXIT_OK;
@@ -439,7 +446,7 @@ static int image_gc_verb(int argc, char **argv) {
          * it shared until its manifest names the images it uses. Without
          * it, gc touches no tree and needs no pods. */
         if (s->exclusive &&
-            (pod_store_open(cli.dir, false, &ps, &err) < 0 || pod_store_image_ids(ps, &in_use, &err) < 0))
+            (pod_store_open(cli.dir, false, false, &ps, &err) < 0 || pod_store_image_ids(ps, &in_use, &err) < 0))
                 return cli_fail(err);
         if (image_store_gc(s, in_use, &st, &err) < 0)
                 return cli_fail(err);
@@ -448,9 +455,8 @@ static int image_gc_verb(int argc, char **argv) {
         printf("removed %u blobs, %u trees, %u leftovers of interrupted imports (%s freed)\n", st.blobs, st.trees,
                st.leftovers, bytes);
         if (st.partial)
-                fprintf(stderr, "sdpod: imports, removals or prepares are running (%u staging directories in use): "
-                        "blobs and trees were not collected; run 'sdpod image gc' again when they are done\n",
-                        st.busy);
+                note("imports, removals or prepares are running (%u staging directories in use): blobs and trees "
+                     "were not collected; run 'sdpod image gc' again when they are done", st.busy);
         return EXIT_OK;
 }
 

@@ -16,3 +16,8 @@
  * failure: a pod that never ran has no journal, and app must be one of the
  * pod's apps. */
 int pod_journal_exec(const PodStore *ps, const Pod *p, const char *app, char **args, Error **err);
+
+/* The last lines of the pod's journal (app's only, when app is set), as
+ * journalctl --output=cat shows them, for a message to a user: at most 1
+ * KiB a line, control characters shown as '?'. Empty when there are none. */
+int pod_journal_tail(const PodStore *ps, const Pod *p, const char *app, unsigned lines, char **ret, Error **err);

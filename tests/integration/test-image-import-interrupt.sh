@@ -122,7 +122,7 @@ interrupted() {
 	ptyrun "$sig:$glob" "$SDPOD" --dir="$DATA" image import "$src"
 	assert_eq "$sig while $(basename "${glob%:*}"): exit 128 + $num" $((128 + num)) "$PTY_RC"
 	assert_match "$sig: it says it was interrupted and what it freed" \
-		"import of $src interrupted \\(SIG$sig\\): removed what it had staged \\([1-9][0-9.]*[KMG]\\)" "$PTY_OUT"
+		"sdpod image import: $src: interrupted \\(SIG$sig\\); removed what it had staged \\([1-9][0-9.]*[KMG]\\)" "$PTY_OUT"
 	assert_not_contains "$sig: no id printed" "$PTY_OUT" "$ID"
 	freed=$(tr '\r' '\n' <<<"$PTY_OUT" | sed -n 's/.*removed what it had staged (\([0-9.]*\)M).*/\1/p')
 	check "$sig: it freed at least ${min}M (${freed:-?}M)" awk -v f="${freed:-0}" -v m="$min" 'BEGIN { exit !(f >= m) }'
@@ -147,7 +147,7 @@ wait "$pid" || rc=$?
 assert_eq "SIGINT in a script: exit 130" 130 "$rc"
 assert_eq "SIGINT in a script: nothing on stdout" "" "$(cat "$T/bg.out")"
 assert_match "SIGINT in a script: the message on stderr, no progress" \
-	'^sdpod: import of .* interrupted \(SIGINT\): removed what it had staged \([0-9.]+[KMG]\)$' "$(cat "$T/bg.err")"
+	'^sdpod image import: .*: interrupted \(SIGINT\); removed what it had staged \([0-9.]+[KMG]\)$' "$(cat "$T/bg.err")"
 empty_store "after SIGINT in a script"
 
 # --- SIGKILL: gc frees it, also while another import runs -------------------------------
