@@ -160,7 +160,7 @@ static int ensure_tree(ImageStore *is, const PodApp *app, Error **err) {
                 return 0;
         _cleanup_image_ Image *im = NULL;
         int r = image_store_load(is, digest_hex(app->image_id), &im, err);
-        if (r < 0 || (r = tree_render(is, im, -1, NULL, err)) < 0)
+        if (r < 0 || (r = tree_render(is, im, -1, NULL, NULL, err)) < 0)
                 return error_prefix(err, "app %s", app->name);
         return 0;
 }

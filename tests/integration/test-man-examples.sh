@@ -93,11 +93,16 @@ assert_eq "the ids of all images" "$(printf '%s\n' "$BB_ID" "$OTHER_ID" | sort)"
 example sdpod.1 'sdpod image inspect busybox:1.36 | jq -c .app.exec'
 assert_eq "the command the image runs" '["/bin/sh","-c","echo hello from busybox"]' "$OUT"
 
+example sdpod.1 'sdpod image tag busybox:1.36 busybox:stable'
+assert_eq "tag prints the image id" "0 $BB_ID" "$RC $OUT"
+example sdpod.1 'sdpod image rm busybox:stable'
+assert_eq "rm of a second name: nothing on stdout" "0 " "$RC $OUT"
+assert_contains "... and the image keeps its first name" "$ERR" "stays, named busybox:1.36"
 example sdpod.1 'sdpod image rm e0c8' e0c8 "${OTHER_ID:7:4}"
 assert_eq "rm by a prefix of the id prints the id" "0 $OTHER_ID" "$RC $OUT"
 example sdpod.1 'sdpod image gc'
 assert_match "gc frees what the image used" \
-	'^removed [1-9][0-9]* blobs, 1 trees, 0 leftovers of interrupted imports \([0-9.]+[KM]? of blobs\)$' "$OUT"
+	'^removed [1-9][0-9]* blobs, 1 trees, 0 leftovers of interrupted imports \([0-9.]+[KM]? freed\)$' "$OUT"
 example sdpod.1 "sdpod image list --format=json | jq -r '.[].id'"
 assert_eq "busybox:1.36 is left" "$BB_ID" "$OUT"
 

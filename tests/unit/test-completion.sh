@@ -237,7 +237,7 @@ expect 'sdpod -' --dir= --debug --help --version
 expect 'sdpod --debug ru' run run-prepared
 expect 'sdpod --dir=/x ru' run run-prepared
 expect 'sdpod --dir /x st' stop status
-expect 'sdpod image ' import list inspect cat-manifest rm gc
+expect 'sdpod image ' import list inspect cat-manifest tag untag rm gc
 expect 'sdpod image i' import inspect
 expect 'sdpod image list --' --help --format= --no-legend
 expect 'sdpod image list --format=' table json
@@ -281,6 +281,13 @@ expect 'sdpod image inspect busybox:1' 1.36
 expect 'sdpod image inspect sha256:3' 32b50a95402a2ba09c4b4facf5aa4e8e6f889ca63b8ffe1cf89ac95245ecf083
 expect 'sdpod image inspect busybox:1.36 '
 expect 'sdpod image rm busybox:1.36 e' example.com/my-app:latest
+expect 'sdpod image rm --' --help --force
+expect 'sdpod image rm --force b' busybox:1.36
+expect 'sdpod image tag ' busybox:1.36 example.com/my-app:latest
+expect 'sdpod image tag busybox:1.36 '
+expect 'sdpod image untag ' busybox:1.36 example.com/my-app:latest
+expect 'sdpod image untag busybox:1.36 e' example.com/my-app:latest
+expect 'sdpod image t' tag
 expect 'sdpod prepare ' busybox:1.36 example.com/my-app:latest
 
 # ---------------------------------------------------------------------------
