@@ -399,9 +399,9 @@ static const char journal_usage[] =
         "Shows a pod's journal with journalctl(1): what its apps wrote to stdout and\n"
         "stderr, and what its systemd logged. The journal is kept in the pod's\n"
         "directory, so it can be read while the pod runs and after it has exited,\n"
-        "until the pod is removed. --since, --lines and --follow may also come after\n"
-        "the UUID; other options after it go to journalctl (for example -o cat,\n"
-        "--no-pager), and everything after a \"--\" there.\n"
+        "until the pod is removed. The options below may also come after the UUID;\n"
+        "other options there go to journalctl (for example -o cat, --no-pager), and\n"
+        "so does everything after a \"--\" there.\n"
         "\n"
         "  --app=NAME        only the app's own entries (unit app@NAME.service)\n"
         "  --since=TIME      entries from TIME on: \"2026-11-25 10:00[:00]\" (local\n"
@@ -454,7 +454,7 @@ static int journal_option(const char *command, int c, const char *value, Journal
         return EXIT_USAGE;
 }
 
-/* Which of our options arg is after the UUID ('s', 'n', 'f'), and its value:
+/* Which of our options arg is after the UUID ('a', 's', 'n', 'f'), and its value:
  * in arg ("--since=X", "-n5"), or the next argument ("--since X", "-n 5"),
  * which *consumed says. 0: journalctl's. */
 static int journal_option_after_uuid(char **argv, int i, int argc, const char **ret_value, int *consumed) {
@@ -463,7 +463,7 @@ static int journal_option_after_uuid(char **argv, int i, int argc, const char **
                 int c;
                 bool has_value;
         } table[] = {
-                { "--since", 's', true }, { "--lines", 'n', true }, { "-n", 'n', true },
+                { "--app", 'a', true }, { "--since", 's', true }, { "--lines", 'n', true }, { "-n", 'n', true },
                 { "--follow", 'f', false }, { "-f", 'f', false },
         };
         const char *arg = argv[i];
