@@ -394,7 +394,7 @@ int verb_cat_manifest(int argc, char **argv) {
 }
 
 static const char journal_usage[] =
-        "Usage: sdpod journal [--app=NAME] [--since=TIME] [-n N] [-f] UUID [JOURNALCTL OPTIONS...]\n"
+        "Usage: sdpod journal [--app=NAME] [--since=TIME] [--lines=N] [--follow] UUID [JOURNALCTL OPTIONS...]\n"
         "\n"
         "Shows a pod's journal with journalctl(1): what its apps wrote to stdout and\n"
         "stderr, and what its systemd logged. The journal is kept in the pod's\n"
