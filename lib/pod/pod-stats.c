@@ -226,7 +226,9 @@ static uint64_t read_number(int dir, const char *name, bool allow_max) {
                 return POD_STATS_UNKNOWN;
         if (allow_max && streq(s, "max\n"))
                 return POD_STATS_NO_LIMIT;
-        return parse_u64(s, "\n", &v) ? v : POD_STATS_UNKNOWN;
+        /* Exactly "N\n": anything else is not this file as the kernel writes it. */
+        const char *nl = strchr(s, '\n');
+        return parse_u64(s, "\n", &v) && nl && nl[1] == 0 ? v : POD_STATS_UNKNOWN;
 }
 
 /* The value of "KEY N" in a flat-keyed file (cpu.stat). */
@@ -338,7 +340,7 @@ static bool walk_tasks(int dir, const char *tasks_file, unsigned depth, Walk *w)
         return true;
 }
 
-static void read_figures(const CgroupSet *cg, CgroupFigures *ret) {
+void cgroup_figures_read(const CgroupSet *cg, CgroupFigures *ret) {
         int u = cg->fd[CGROUP_UNIFIED];
         *ret = (CgroupFigures) {
                 .sampled_usec = monotonic_usec(),
@@ -436,12 +438,12 @@ int pod_stats_open(Pod *p, PodStats *ret, Error **err) {
 
 void pod_stats_sample(PodStats *s) {
         s->before = s->now;
-        read_figures(&s->cgroup, &s->now);
+        cgroup_figures_read(&s->cgroup, &s->now);
         for (size_t i = 0; i < s->n_apps; i++) {
                 PodAppStats *a = &s->apps[i];
                 a->before = a->now;
                 if (a->running)
-                        read_figures(&a->cgroup, &a->now);
+                        cgroup_figures_read(&a->cgroup, &a->now);
         }
 }
 

@@ -95,6 +95,10 @@ void pod_stats_done(PodStats *s);
  * before, for pod_stats_cpu_percent(). */
 void pod_stats_sample(PodStats *s);
 
+/* Reads the figures of the cgroups of cg now (pod_stats_sample() does it
+ * for a pod and its apps; for the unit tests, on any directories). */
+void cgroup_figures_read(const CgroupSet *cg, CgroupFigures *ret);
+
 /* CPU used between two samples, in percent of one CPU (two busy CPUs are
  * 200); negative when it is not known. */
 double cgroup_cpu_percent(const CgroupFigures *before, const CgroupFigures *now);
