@@ -9,6 +9,7 @@
 
 #include "basic/fs.h"
 #include "basic/time-util.h"
+#include "pod/pod-cgroup.h"
 #include "pod/pod-info.h"
 #include "pod/pod-process.h"
 #include "pod/pod-stats.h"
@@ -135,19 +136,19 @@ static int find_pod_cgroups(const char *uuid, pid_t leader, char **ret_path, Cgr
                         if (!lines[h])
                                 lines[h] = cgroup_line_path(line, (CgroupHierarchy) h);
         }
-        CgroupHierarchy main = roots.fd[CGROUP_UNIFIED] >= 0 && lines[CGROUP_UNIFIED] ? CGROUP_UNIFIED : CGROUP_NAMED_SYSTEMD;
+        CgroupHierarchy primary = roots.fd[CGROUP_UNIFIED] >= 0 && lines[CGROUP_UNIFIED] ? CGROUP_UNIFIED : CGROUP_NAMED_SYSTEMD;
         _cleanup_free_ char *pod_path = NULL;
-        if (!lines[main] || roots.fd[main] < 0) {
+        if (!lines[primary] || roots.fd[primary] < 0) {
                 cgroup_set_done(&roots);
                 return error_set(err, -ENOENT, "pod %s: its cgroup is not found (no cgroup2 nor name=systemd hierarchy)", uuid);
         }
         if (sd_booted() <= 0) {
-                /* No host systemd: the run entrypoint made it (pod-cgroup.h). */
-                if (asprintf(&pod_path, "/sdpod/%s", uuid) < 0)
-                        pod_path = NULL;
+                /* No host systemd: the run entrypoint made it. */
+                pod_path = pod_cgroup_path(uuid);
+                errno = ENOMEM;
         } else
-                pod_path = cgroup_path_host_unit(lines[main]);
-        if (!pod_path || !path_below(lines[main], pod_path)) {
+                pod_path = cgroup_path_host_unit(lines[primary]);
+        if (!pod_path || !path_below(lines[primary], pod_path)) {
                 cgroup_set_done(&roots);
                 if (!pod_path && errno == ENOMEM)
                         return error_sys(err, -ENOMEM, "pod %s", uuid);
@@ -162,7 +163,7 @@ static int find_pod_cgroups(const char *uuid, pid_t leader, char **ret_path, Cgr
                                                                              O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
         }
         cgroup_set_done(&roots);
-        if (ret->fd[main] < 0) {
+        if (ret->fd[primary] < 0) {
                 cgroup_set_done(ret);
                 return error_set(err, -ENOENT, "pod %s: cannot open its cgroup %s", uuid, pod_path);
         }
