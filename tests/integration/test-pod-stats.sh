@@ -86,6 +86,7 @@ assert_contains "no UUID" "$ERR" "missing UUID"
 # ---------------------------------------------------------------------------
 echo "# a running pod: per pod and per app, as the kernel counts"
 # ---------------------------------------------------------------------------
+# shellcheck disable=SC2016 # the pod's shell expands them
 run_bg P busybox --app=web --exec=/bin/sh -- -c 'i=0; while [ $i -lt 5 ]; do i=$((i+1)); echo "line $i"; done; while :; do :; done' \
 	--- busybox --app=db --exec=/bin/sh -- -c 'i=0; while :; do i=$((i+1)); echo "tick $i"; sleep 0.3; done' \
 	--- busybox --app=done --exec=/bin/true

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 busybox_image
 
-# cgroup_file UNIT-CGROUP FILE: a control file of a cgroup on this host.
+# cgroup_dir CGROUP: where the cgroup2 directory of CGROUP is on this host.
 cgroup_dir() {
 	if [ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]; then
 		echo "/sys/fs/cgroup$1"
