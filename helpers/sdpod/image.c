@@ -19,7 +19,7 @@ static int open_store(StoreAccess access, ImageStore **ret, Error **err) {
 }
 
 static const char import_usage[] =
-        "Usage: sdpod image import [--name=NAME[:TAG]] [--platform=OS/ARCH] [--ref=REF]\n"
+        "Usage: sdpod image import [--name=NAME[:TAG]] [--platform=OS/ARCH[/VARIANT]] [--ref=REF]\n"
         "                          [--max-entries=N] [--max-size=SIZE] PATH\n"
         "\n"
         "Imports an image and renders its file system tree; prints the image id.\n"
@@ -77,8 +77,7 @@ static int image_import_verb(int argc, char **argv) {
                                                        optarg);
                         break;
                 default:
-                        fprintf(stderr, "Try '%s --help'.\n", command);
-                        return EXIT_USAGE;
+                        return cli_option_error(command, "h", argc, argv);
                 }
         if (optind != argc - 1)
                 return cli_usage_error(command, optind >= argc ? "missing PATH" : "takes one PATH");
@@ -277,7 +276,7 @@ static int image_gc_verb(int argc, char **argv) {
         /* The pods are read under the exclusive store lock: a prepare holds
          * it shared until its manifest names the images it uses. */
         if (open_store(STORE_EXCLUSIVE, &s, &err) < 0 ||
-            pod_store_open(cli.dir, false, &ps, &err) < 0 ||
+            pod_store_open(cli.dir, false, false, &ps, &err) < 0 ||
             pod_store_image_ids(ps, &in_use, &err) < 0 ||
             image_store_gc(s, in_use, &st, &err) < 0)
                 return cli_fail(err);

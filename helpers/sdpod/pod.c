@@ -11,6 +11,7 @@
 #include "pod/pod-info.h"
 #include "pod/pod-journal.h"
 #include "pod/pod-prepare.h"
+#include "pod/pod-ref.h"
 #include "pod/pod-userns.h"
 #include "sdpod.h"
 
@@ -32,7 +33,7 @@ static char *join_apps(const PodManifest *m, bool images) {
 }
 
 static const char prepare_usage[] =
-        "Usage: sdpod prepare [--name=NAME] [--volume=SPEC]... IMAGE [APP OPTIONS] [-- ARGS...]\n"
+        "Usage: sdpod prepare [POD OPTIONS] IMAGE [APP OPTIONS] [-- ARGS...]\n"
         "                     [--- IMAGE [APP OPTIONS] [-- ARGS...]]...\n"
         "\n"
         "Prepares a pod of one app per IMAGE and prints its UUID; start it with\n"
@@ -200,7 +201,7 @@ int verb_list(int argc, char **argv) {
         if (!array && !t)
                 return cli_fail(NULL);
         ListContext c = { .array = array, .table = t };
-        if (cli_open_pods(&ps, &err) < 0 || pod_foreach(ps, list_one, &c, &err) < 0)
+        if (cli_open_pods_to_read(&ps, &err) < 0 || pod_foreach(ps, list_one, &c, &err) < 0)
                 return cli_fail(err);
         if (array)
                 return cli_print_json(array);
@@ -294,7 +295,7 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
 }
 
 static const char status_usage[] =
-        "Usage: sdpod status [--format=json] [--wait[=TIMEOUT]] UUID\n"
+        "Usage: sdpod status [--format=table|json] [--wait[=TIMEOUT]] UUID\n"
         "\n"
         "Shows a pod's state, its creation, start and exit times, its user namespace\n"
         "(private-users=BASE:65536, or no), its network (net=, and while it runs\n"
@@ -338,8 +339,7 @@ int verb_status(int argc, char **argv) {
                                 return cli_usage_error(argv[0], "--wait=%s: not a duration (like 30s, 5m, 1h)", optarg);
                         break;
                 default:
-                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-                        return EXIT_USAGE;
+                        return cli_option_error(argv[0], "h", argc, argv);
                 }
         if (optind != argc - 1)
                 return cli_usage_error(argv[0], optind >= argc ? "missing UUID" : "takes one UUID");
@@ -347,7 +347,7 @@ int verb_status(int argc, char **argv) {
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *p = NULL;
-        if (cli_open_pod(argv[optind], &ps, &p, &err) < 0)
+        if (cli_open_pod_to_read(argv[optind], &ps, &p, &err) < 0)
                 return cli_fail(err);
         int status = EXIT_OK;
         if (wait && pod_wait(ps, p, timeout, &err) < 0) {
@@ -379,7 +379,7 @@ int verb_cat_manifest(int argc, char **argv) {
         _cleanup_pod_ Pod *p = NULL;
         _cleanup_free_ char *data = NULL;
         size_t size;
-        if (cli_open_pod(argv[i], &ps, &p, &err) < 0)
+        if (cli_open_pod_to_read(argv[i], &ps, &p, &err) < 0)
                 return cli_fail(err);
         int r = read_file_at(p->fd, "pod", 16 << 20, &data, &size, &err);
         if (r == -ENOENT) {
@@ -519,8 +519,7 @@ int verb_journal(int argc, char **argv) {
                                 return status;
                         break;
                 default:
-                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-                        return EXIT_USAGE;
+                        return cli_option_error(argv[0], "+hn:f", argc, argv);
                 }
         if (optind >= argc)
                 return cli_usage_error(argv[0], "missing UUID");
@@ -561,7 +560,7 @@ int verb_journal(int argc, char **argv) {
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *p = NULL;
-        if (cli_open_pod(uuid, &ps, &p, &err) >= 0)
+        if (cli_open_pod_to_read(uuid, &ps, &p, &err) >= 0)
                 pod_journal_exec(ps, p, a.app, rest, &err);
         return cli_fail(err);
 }
@@ -586,7 +585,7 @@ int verb_rm(int argc, char **argv) {
         status = EXIT_OK;
         for (; i < argc; i++) {
                 _cleanup_pod_ Pod *p = NULL;
-                if (pod_lookup(ps, argv[i], &p, &err) < 0 || pod_remove(ps, p, &err) < 0) {
+                if (pod_resolve(ps, argv[i], &p, &err) < 0 || pod_remove(ps, p, &err) < 0) {
                         int s = cli_fail(err);
                         status = status ?: s; /* the first failure's, as image rm */
                         err = NULL;
@@ -643,8 +642,7 @@ int verb_gc(int argc, char **argv) {
                         o.mark_only = true;
                         break;
                 default:
-                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-                        return EXIT_USAGE;
+                        return cli_option_error(argv[0], "h", argc, argv);
                 }
         if (optind != argc)
                 return cli_usage_error(argv[0], "takes no arguments");

@@ -5,6 +5,7 @@
 #include "basic/json-util.h"
 #include "basic/time-util.h"
 #include "cli/cli.h"
+#include "pod/pod-ref.h"
 #include "pod/pod-stats.h"
 #include "sdpod.h"
 
@@ -178,13 +179,12 @@ int verb_stats(int argc, char **argv) {
                                                        optarg);
                         break;
                 default:
-                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-                        return EXIT_USAGE;
+                        return cli_option_error(argv[0], "h", argc, argv);
                 }
 
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
-        if (cli_open_pods(&ps, &err) < 0)
+        if (cli_open_pods_to_read(&ps, &err) < 0)
                 return cli_fail(err);
         StatsList l = {};
         int status = EXIT_OK;
@@ -195,7 +195,7 @@ int verb_stats(int argc, char **argv) {
                 for (int i = optind; i < argc; i++) {
                         _cleanup_pod_ Pod *p = NULL;
                         err = NULL;
-                        if (pod_lookup(ps, argv[i], &p, &err) < 0 || stats_list_add(&l, p, &err) < 0) {
+                        if (pod_resolve(ps, argv[i], &p, &err) < 0 || stats_list_add(&l, p, &err) < 0) {
                                 int s = cli_fail(err);
                                 status = status ?: s; /* the first failure's, as rm */
                         }

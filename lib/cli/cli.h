@@ -26,6 +26,7 @@ typedef struct CliGlobals {
         const char *dir;        /* data directory */
         bool dir_is_default;    /* neither --dir nor SDPOD_DIR: may be created */
         bool debug;
+        const char *command;    /* "sdpod image rm" once a verb runs: what messages start with */
 } CliGlobals;
 
 extern CliGlobals cli;
@@ -79,6 +80,10 @@ int cli_main(int argc, char **argv, const char *program, const char *usage, cons
 /* Prints "PROGRAM: MESSAGE" on stderr and returns the exit status for it. */
 int cli_fail(Error *e);
 int cli_usage_error(const char *command, const char *fmt, ...) _printf_(2, 3);
+/* The message for an option that getopt_long (with opterr 0) returned '?'
+ * for: an unknown option, or one that needs a value (shortopts: the
+ * verb's optstring), and the exit status 2. */
+int cli_option_error(const char *command, const char *shortopts, int argc, char **argv);
 int exit_status_from_errno(int code);
 
 /* Options shared by the verbs. Each returns 0, or an exit status. */
@@ -114,7 +119,12 @@ void format_bytes(uint64_t bytes, char ret[16]);
 
 /* The pod store of --dir. */
 int cli_open_pods(PodStore **ret, Error **err);
-/* The pod store and the one pod that ref (a UUID or a prefix) names. */
+/* For the commands that only read: creates nothing, and works on a
+ * read-only data directory. */
+int cli_open_pods_to_read(PodStore **ret, Error **err);
+int cli_open_pod_to_read(const char *ref, PodStore **ret_store, Pod **ret, Error **err);
+/* The pod store and the one pod that ref (a UUID, a prefix of one or a
+ * pod name: pod-ref.h) names. */
 int cli_open_pod(const char *ref, PodStore **ret_store, Pod **ret, Error **err);
 /* Whether --help or -h comes before any "--". */
 bool cli_wants_help(int argc, char **argv);

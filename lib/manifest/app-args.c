@@ -358,6 +358,12 @@ int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, 
                         continue;
                 }
                 const char *opt = startswith(a, "--");
+                if (!opt && a[0] == '-' && a[1]) {
+                        /* Not an image: an option, of which these have
+                         * only long ones. */
+                        r = error_set(err, -EINVAL, "unknown option \"%s\"", a);
+                        continue;
+                }
                 if (!opt) {
                         if (app->image)
                                 r = error_set(err, -EINVAL, "unexpected \"%s\" after image %s: put the app's arguments after \"--\", "
@@ -376,7 +382,7 @@ int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, 
                 }
                 OptionKind kind;
                 if (option_kind(option, &kind) < 0) {
-                        r = error_set(err, -EINVAL, "unknown option \"%s\"", a);
+                        r = error_set(err, -EINVAL, "unknown option \"--%s\"", option);
                         continue;
                 }
                 if (kind == OPTION_POD && !pod_options) {
@@ -388,7 +394,7 @@ int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, 
                 else if (i + 1 < argc)
                         value = argv[++i];
                 else {
-                        r = error_set(err, -EINVAL, "option --%s needs a value", option);
+                        r = error_set(err, -EINVAL, "option \"--%s\" needs a value", option);
                         continue;
                 }
                 r = apply_option(&pod, app, option, value, err);

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -119,5 +120,66 @@ int journal_lines_parse(const char *s, uint64_t *ret) {
         if (!*s || strlen(s) > 9 || strspn(s, "0123456789") != strlen(s))
                 return -EINVAL;
         *ret = strtoull(s, NULL, 10);
+        return 0;
+}
+
+int pod_journal_tail(const PodStore *ps, const Pod *p, const char *app, unsigned lines, char **ret, Error **err) {
+        char n[32];
+        snprintf(n, sizeof(n), "--lines=%u", lines);
+        char *args[] = { n, "--output=cat", "--no-pager", "--quiet", NULL };
+        int pipefd[2];
+        if (pipe2(pipefd, O_CLOEXEC) < 0)
+                return error_sys(err, -errno, "pod %s: pipe", p->uuid);
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0) {
+                int r = -errno;
+                close(pipefd[0]);
+                close(pipefd[1]);
+                return error_sys(err, r, "pod %s: cannot fork journalctl", p->uuid);
+        }
+        if (pid == 0) {
+                Error *e = NULL;
+                if (dup2(pipefd[1], STDOUT_FILENO) < 0)
+                        _exit(127);
+                pod_journal_exec(ps, p, app, args, &e);
+                dprintf(STDERR_FILENO, "%s\n", e ? e->msg : "journalctl");
+                _exit(127);
+        }
+        close(pipefd[1]);
+        /* What the pod logged goes to a user's terminal: control
+         * characters but newline and tab, DEL and the C1 controls (UTF-8
+         * C2 80..C2 9F) are shown as '?', so that it cannot drive the
+         * terminal; and the whole is bounded. */
+        size_t max = (size_t) lines * 1024, size = 0;
+        _cleanup_free_ char *text = malloc(max + 1);
+        bool after_c2 = false;
+        ssize_t k = 0;
+        while (text && size < max && (k = read(pipefd[0], text + size, max - size)) != 0) {
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        break;
+                }
+                for (size_t i = size; i < size + (size_t) k; i++) {
+                        unsigned char c = (unsigned char) text[i];
+                        if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || (after_c2 && c >= 0x80 && c <= 0x9f)) {
+                                text[i] = '?';
+                                if (after_c2)
+                                        text[i - 1] = '?';
+                        }
+                        after_c2 = c == 0xc2;
+                }
+                size += (size_t) k;
+        }
+        close(pipefd[0]); /* journalctl gets EPIPE if it had more */
+        int st;
+        while (waitpid(pid, &st, 0) < 0)
+                if (errno != EINTR)
+                        return error_sys(err, -errno, "pod %s: journalctl", p->uuid);
+        if (!text)
+                return error_sys(err, -ENOMEM, "pod %s: journal", p->uuid);
+        text[size] = 0;
+        *ret = TAKE_PTR(text);
         return 0;
 }

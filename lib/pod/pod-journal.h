@@ -29,3 +29,8 @@ int journal_since_parse(const char *s, uint64_t now_usec, uint64_t *ret);
 /* The number of sdpod journal --lines=N: a decimal number, or "all"
  * (*ret = UINT64_MAX). -EINVAL otherwise. */
 int journal_lines_parse(const char *s, uint64_t *ret);
+
+/* The last lines of the pod's journal (app's only, when app is set), as
+ * journalctl --output=cat shows them, for a message to a user: at most 1
+ * KiB a line, control characters shown as '?'. Empty when there are none. */
+int pod_journal_tail(const PodStore *ps, const Pod *p, const char *app, unsigned lines, char **ret, Error **err);

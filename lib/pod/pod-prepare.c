@@ -11,6 +11,7 @@
 #include "image/tree.h"
 #include "manifest/app-lifecycle.h"
 #include "pod/pod-prepare.h"
+#include "pod/pod-ref.h"
 #include "pod/pod-userns.h"
 #include "pod/stage1.h"
 #include "unit/app-unit.h"
@@ -192,6 +193,22 @@ static int check_app(ImageStore *is, const PodManifest *m, size_t i, bool userns
         return 0;
 }
 
+int pod_check_prepared(const PodStore *ps, ImageStore *is, Pod *p, Error **err) {
+        _cleanup_pod_manifest_ PodManifest *m = NULL;
+        int r = pod_manifest_read_at(p->fd, "pod", "pod manifest", &m, err);
+        const char *private_users = r >= 0 ? pod_manifest_get_annotation(m, POD_ANNOTATION_PRIVATE_USERS) : NULL;
+        for (size_t i = 0; r >= 0 && i < m->n_apps; i++)
+                r = check_app(is, m, i, !streq_ptr(private_users, "no"), err);
+        if (r < 0) {
+                /* Not the command line's fault here: the manifest's. */
+                if (r == -EINVAL && err && *err)
+                        (*err)->code = -EBADMSG;
+                _cleanup_free_ char *path = pod_path(ps, p);
+                return error_prefix(err, "pod %s is left prepared: %s/pod", p->uuid, strempty(path));
+        }
+        return 0;
+}
+
 int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **ret, Error **err) {
         _cleanup_pod_manifest_ PodManifest *m = NULL;
         int r = pod_manifest_new(&m);
@@ -268,6 +285,11 @@ int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target
         if (r < 0)
                 return r;
 
+        /* A name names one live pod: checked under the name lock, which is
+         * held until the manifest that carries the name is written. */
+        _cleanup_close_ int name_lock = -1;
+        if (args->name && (r = pod_name_claim(ps, args->name, &name_lock, err)) < 0)
+                return r;
         _cleanup_pod_ Pod *p = NULL;
         if ((r = pod_create(ps, &p, err)) < 0)
                 return r;
@@ -279,6 +301,8 @@ int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target
         if ((r = pod_userns_from_manifest(m, &u, err)) < 0 || (r = pod_manifest_write_at(p->fd, "pod", m, err)) < 0)
                 return error_prefix(err, "pod %s", p->uuid);
         crash_point(CRASH_PREPARE_MANIFEST);
+        closep(&name_lock);
+        name_lock = -1;
         if ((r = stage1_render(p->fd, pod_userns_root(&u), err)) < 0)
                 return error_prefix(err, "pod %s", p->uuid);
         crash_point(CRASH_PREPARE_STAGE1);

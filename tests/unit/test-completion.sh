@@ -138,16 +138,16 @@ cat >"$T/apps.json" <<'EOF'
     "state": "running",
     "created": "2026-11-21T08:00:00.000000Z",
     "started": "2026-11-21T08:00:01.000000Z",
-    "finished": null,
-    "exit_code": null
+    "exited": null,
+    "exit_status": null
   },
   {
     "name": "builder",
     "state": "exited",
     "created": "2026-11-21T08:00:00.000000Z",
     "started": "2026-11-21T08:00:01.000000Z",
-    "finished": "2026-11-21T08:00:09.000000Z",
-    "exit_code": 0
+    "exited": "2026-11-21T08:00:09.000000Z",
+    "exit_status": 0
   }
 ]
 EOF
