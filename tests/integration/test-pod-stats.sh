@@ -53,7 +53,8 @@ assert_exit 2 sd stats --interval=2h
 assert_contains "an interval is short" "$ERR" "at most 60s"
 assert_exit 3 sd stats 00000000-0000-4000-8000-000000000000
 assert_contains "an unknown pod is named" "$ERR" "00000000"
-assert_exit 2 sd stats not-a-uuid
+assert_exit 3 sd stats no-such-pod
+assert_contains "an unknown pod name is named" "$ERR" "no pod named no-such-pod"
 assert_exit 0 sd stats
 assert_eq "no pod: only the header" "UUID NAME APP CPU% CPU MEM MEM-LIMIT PIDS PIDS-LIMIT READ WRITE" "$(tr -s ' ' <<<"$OUT")"
 assert_exit 0 sd stats --format=json
