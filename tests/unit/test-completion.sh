@@ -170,7 +170,7 @@ podapp() {
 	# Only the full UUID of the running pod has apps; a prefix is the
 	# program's to resolve, so the stub takes the one the test types.
 	case "$*" in
-	"list $RUNNING --format=json" | "list 3f0c --format=json") cat "$T/apps.json" ;;
+	"list $RUNNING --format=json" | "list 3f0c --format=json" | "list web --format=json") cat "$T/apps.json" ;;
 	*) return 1 ;;
 	esac
 }
@@ -309,31 +309,31 @@ expect 'sdpod prepare --volume data,kind=empty busybox:1.36 --mount ' volume=dat
 # Pods: UUIDs of the states each command takes; --dir is passed on.
 # ---------------------------------------------------------------------------
 
-expect 'sdpod status ' "$RUNNING" "$PREPARED" "$EXITED" "$MARKED"
+expect 'sdpod status ' "$RUNNING" "$PREPARED" "$EXITED" "$MARKED" web
 expect 'sdpod status 9c' "$EXITED" "$MARKED"
 expect 'sdpod status 9c4' "$EXITED"
 expect "sdpod status $EXITED "
 expect 'sdpod cat-manifest 3' "$RUNNING"
 expect 'sdpod run-prepared ' "$PREPARED"
-expect 'sdpod stop ' "$RUNNING"
-expect 'sdpod stop --force ' "$RUNNING"
-expect 'sdpod enter ' "$RUNNING"
+expect 'sdpod stop ' "$RUNNING" web
+expect 'sdpod stop --force ' "$RUNNING" web
+expect 'sdpod enter ' "$RUNNING" web
 expect 'sdpod rm ' "$PREPARED" "$EXITED" "$MARKED"
 expect 'sdpod rm 7a1e 9' "$EXITED" "$MARKED"
-expect 'sdpod journal ' "$RUNNING" "$EXITED" "$MARKED"
-expect 'sdpod journal --lines=5 ' "$RUNNING" "$EXITED" "$MARKED"
-expect 'sdpod stats ' "$RUNNING"
-expect "sdpod stats $RUNNING " "$RUNNING"
+expect 'sdpod journal ' "$RUNNING" "$EXITED" "$MARKED" web
+expect 'sdpod journal --lines=5 ' "$RUNNING" "$EXITED" "$MARKED" web
+expect 'sdpod stats ' "$RUNNING" web
+expect "sdpod stats $RUNNING " "$RUNNING" web
 expect 'sdpod stats --format=' table json
 
 complete 'sdpod --dir=/srv/pods --debug stop '
 check "--dir and --debug reach 'sdpod list'" "sdpod --dir=/srv/pods --debug list --format=json" "$(cat "$T/calls")"
 complete "sdpod --dir '/srv/pods' stop "
 check "--dir PATH, quoted, reaches 'sdpod list'" "sdpod --dir=/srv/pods list --format=json" "$(cat "$T/calls")"
-check "... and the UUIDs come all the same" "$RUNNING" "$got"
+check "... and the UUIDs come all the same" "$RUNNING web" "$got"
 
 PODS_JSON=$T/pods-plain.json
-expect 'sdpod status ' "$RUNNING" "$PREPARED" "$EXITED" "$MARKED"
+expect 'sdpod status ' "$RUNNING" "$PREPARED" "$EXITED" "$MARKED" web
 expect 'sdpod enter --app=' nginx builder
 PODS_JSON=$T/pods.json
 
@@ -364,15 +364,16 @@ expect 'podapp add --' --help --app= --exec= --set-env= --user= --group= --worki
 expect 'podapp stop --' --help --app= --grace=
 expect 'podapp list --' --help --format= --no-legend
 expect 'podapp status --format=' table json
-expect 'podapp start ' "$RUNNING"
-expect 'podapp list ' "$RUNNING" "$PREPARED" "$EXITED" "$MARKED"
-expect 'podapp add ' "$RUNNING"
+expect 'podapp start ' "$RUNNING" web
+expect 'podapp list ' "$RUNNING" "$PREPARED" "$EXITED" "$MARKED" web
+expect 'podapp add ' "$RUNNING" web
 expect "podapp add $RUNNING " busybox:1.36 example.com/my-app:latest
 expect "podapp add $RUNNING --app=new busybox:1.36 -- "
 expect "podapp exec $RUNNING --app=nginx -- "
 
 # --app= takes the apps of the pod on the command line, from 'podapp list'.
 expect "podapp start $RUNNING --app=" nginx builder
+expect "podapp start web --app=" nginx builder
 expect "podapp stop $RUNNING --app=b" builder
 expect "podapp status 3f0c --app " nginx builder
 expect "podapp exec $RUNNING --app=" nginx builder
