@@ -231,12 +231,12 @@ expect() {
 # sdpod: commands, global options, options of each command.
 # ---------------------------------------------------------------------------
 
-expect 'sdpod ' image prepare run run-prepared stop enter list status cat-manifest journal rm gc
+expect 'sdpod ' image prepare run run-prepared stop enter list status cat-manifest journal stats rm gc
 expect 'sdpod r' run run-prepared rm
 expect 'sdpod -' --dir= --debug --help --version
 expect 'sdpod --debug ru' run run-prepared
 expect 'sdpod --dir=/x ru' run run-prepared
-expect 'sdpod --dir /x st' stop status
+expect 'sdpod --dir /x st' stop stats status
 expect 'sdpod image ' import list inspect cat-manifest tag untag rm gc
 expect 'sdpod image i' import inspect
 expect 'sdpod image list --' --help --format= --no-legend
@@ -261,7 +261,8 @@ expect 'sdpod stop --' --help --force --timeout=
 expect 'sdpod status --' --help --format= --wait --wait=
 expect 'sdpod status --format ' table json
 expect 'sdpod gc --' --help --grace-period= --expire-prepared= --mark-only
-expect 'sdpod journal --' --help --app=
+expect 'sdpod journal --' --help --app= --since= --lines= --follow
+expect 'sdpod stats --' --help --format= --no-legend --interval=
 expect 'sdpod enter --' --help --app=
 expect 'sdpod no-such-command '
 
@@ -327,6 +328,10 @@ expect 'sdpod enter ' "$RUNNING" web
 expect 'sdpod rm ' "$PREPARED" "$EXITED" "$MARKED"
 expect 'sdpod rm 7a1e 9' "$EXITED" "$MARKED"
 expect 'sdpod journal ' "$RUNNING" "$EXITED" "$MARKED" web
+expect 'sdpod journal --lines=5 ' "$RUNNING" "$EXITED" "$MARKED" web
+expect 'sdpod stats ' "$RUNNING" web
+expect "sdpod stats $RUNNING " "$RUNNING" web
+expect 'sdpod stats --format=' table json
 
 complete 'sdpod --dir=/srv/pods --debug stop '
 check "--dir and --debug reach 'sdpod list'" "sdpod --dir=/srv/pods --debug list --format=json" "$(cat "$T/calls")"
