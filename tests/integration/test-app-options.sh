@@ -169,9 +169,11 @@ limit_case() {
 	if wait_until 20 status_is "$uuid" "app-$name" 125; then
 		wait_pid "$runpid"
 		assert_eq "$option: the pod exits with the app's 125" 125 "$RC"
-		check "$option: the journal says why ($isolator)" wait_until 10 journal_has \
-			"app $name: $isolator" "$uuid"
-		assert_contains "$option: the reason is that it cannot be enforced" "$(journal_of "$uuid")" "cannot be enforced"
+		# On the console of sdpod run: a pod that ends this fast may end
+		# before its journald has moved the log to the pod's journal
+		# directory (the sandbox below shows the journal).
+		assert_contains "$option: sdpod run shows why ($isolator)" "$(cat "$T/out.$name")" \
+			"app $name: $isolator cannot be enforced"
 		check_not "$option: the program never ran" pgrep -f "sleep $marker"
 		[ "$host_v2" = no ] && pass "$option: refused on a cgroup v1 host, as it must be"
 	else
@@ -201,9 +203,9 @@ assert_jq "--device: the rule as an isolator" "$M" \
 sd rm "$U" >/dev/null
 assert_exit 125 sd run --uuid-file="$T/u-dev" busybox --app=dev --device=/dev/full --exec=/bin/echo -- device app ran
 assert_eq "--device: the app's status is 125" 125 "$(status_of "$(cat "$T/u-dev")" app-dev)"
-check "--device: the journal says the device rule cannot be enforced" wait_until 10 journal_has \
-	"app dev: sdpod/devices (DeviceAllow=) cannot be enforced" "$(cat "$T/u-dev")"
-check_not "--device: the program never ran" journal_has "device app ran" "$(cat "$T/u-dev")"
+assert_contains "--device: sdpod run says the device rule cannot be enforced" "$OUT$ERR" \
+	"app dev: sdpod/devices (DeviceAllow=) cannot be enforced"
+assert_not_contains "--device: the program never ran" "$OUT$ERR" "device app ran"
 sd rm "$(cat "$T/u-dev")" >/dev/null
 # An app without --device has no device of the host's beyond the pod's
 # pseudo devices, and cannot make one, with CAP_MKNOD in its set.
@@ -216,7 +218,8 @@ assert_eq "mknod of /dev/fuse's numbers fails" "mknod=1" "$(cat "$OUTDIR/mknod")
 # ---------------------------------------------------------------------------
 echo "# podapp add: the same options for an app of a running pod"
 # ---------------------------------------------------------------------------
-assert_exit 0 pa sandbox "${VOL[@]}"
+# A sandbox that outlives a failed app: its journal has the reasons.
+assert_exit 0 pa sandbox --keep-on-app-failure "${VOL[@]}"
 S=$OUT
 assert_exit 0 pa add "$S" --app=ro busybox --user=0 "$OUTMNT" --read-only --tmpfs=/tmp --cap-drop=ALL \
 	--env-file="$T/good.env" --exec=/bin/sh -- -c \
@@ -234,8 +237,14 @@ assert_exit 2 pa add "$S" --app=mem busybox --memory=lots --exec=/bin/true
 assert_contains "podapp add --memory=lots" "$ERR" "--memory=lots: not a quantity"
 assert_exit 0 pa add "$S" --app=mem busybox --memory=20M --exec=/bin/true
 assert_exit '0|1|125' pa start "$S" --app=mem
-check "podapp: the limited app's status says why" wait_until 10 journal_has \
+check "podapp: the limited app's journal says why" wait_until 10 journal_has \
 	"app mem: resource/memory (MemoryMax=) cannot be enforced" "$S"
+check "podapp: its status is 125" wait_until 10 status_is "$S" app-mem 125
+check "podapp: the pod outlived the failed app" status_is "$S" state running
+assert_exit 0 pa add "$S" --app=cpu busybox --cpus=1 --exec=/bin/true
+assert_exit '0|1|125' pa start "$S" --app=cpu
+check "podapp: --cpus, the journal says why" wait_until 10 journal_has \
+	"app cpu: resource/cpu (CPUQuota=) cannot be enforced" "$S"
 sd stop "$S" >/dev/null 2>&1 || true
 sd rm "$S" >/dev/null 2>&1 || true
 
