@@ -295,6 +295,8 @@ int env_file_parse(const char *path, char ***env, Error **err) {
         int r = read_file(path, ENV_FILE_MAX, &data, &size, err);
         if (r < 0)
                 return r;
+        /* Appended to *env only once the whole file is good. */
+        _cleanup_strv_free_ char **found = NULL;
         unsigned line = 0;
         for (const char *p = data, *end = data + size; p < end;) {
                 const char *nl = memchr(p, '\n', (size_t) (end - p));
@@ -320,10 +322,13 @@ int env_file_parse(const char *path, char ***env, Error **err) {
                                          "starting with a digit)",
                                          path, line, (int) (eq - p) > 64 ? 64 : (int) (eq - p), p);
                 _cleanup_free_ char *assignment = strndup(p, n);
-                if (!assignment || strv_push(env, assignment) < 0)
+                if (!assignment || strv_push(&found, assignment) < 0)
                         return error_sys(err, -ENOMEM, "%s", path);
                 p = next;
         }
+        for (char **f = found; f && *f; f++)
+                if (strv_push(env, *f) < 0)
+                        return error_sys(err, -ENOMEM, "%s", path);
         return 0;
 }
 

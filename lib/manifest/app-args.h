@@ -102,8 +102,9 @@ int pod_lifecycle_arg_parse(const char *option, const char *s, PodArgs *pod, Err
 /* An environment file (--env-file): NAME=VALUE lines, blank lines and
  * lines starting with '#' (leading blanks ignored); a trailing carriage
  * return is dropped; the value is the rest of the line, taken literally
- * (no quotes, no expansion). Each variable is appended to *env. A bad line
- * is -EINVAL "FILE:LINE: reason"; at most ENV_FILE_MAX bytes. */
+ * (no quotes, no expansion). The variables are appended to *env, which a
+ * bad file leaves as it was: -EINVAL "FILE:LINE: reason"; at most
+ * ENV_FILE_MAX bytes. */
 #define ENV_FILE_MAX (1024 * 1024)
 int env_file_parse(const char *path, char ***env, Error **err);
 

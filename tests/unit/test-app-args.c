@@ -259,6 +259,7 @@ static void test_env_file(void) {
         fclose(f);
         ASSERT_EQ_INT(env_file_parse(nul, &env, &e), -EINVAL);
         ASSERT_CONTAINS(e->msg, ":2: contains a NUL byte");
+        ASSERT(!env);   /* line 1 was good, but a bad file adds nothing */
         error_free(e);
         e = NULL;
         unlink(nul);
