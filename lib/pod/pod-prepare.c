@@ -102,12 +102,13 @@ static int add_volumes(PodManifest *m, const PodArgs *args, Error **err) {
  * way for podapp add: a running pod gets no new volume). */
 static int device_volume(PodManifest *m, const char *device_arg, bool can_add, char **ret_volume, char **ret_path,
                          Error **err) {
-        _cleanup_free_ char *path = NULL, *access = NULL;
-        int r = device_arg_parse(device_arg, &path, &access, err);
+        _cleanup_free_ char *path = NULL, *node = NULL, *access = NULL;
+        int r = device_arg_parse(device_arg, &path, &node, &access, err);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < m->n_volumes; i++)
-                if (m->volumes[i].kind == POD_VOLUME_HOST && streq(m->volumes[i].source, path)) {
+                if (m->volumes[i].kind == POD_VOLUME_HOST &&
+                    (streq(m->volumes[i].source, node) || streq(m->volumes[i].source, path))) {
                         if (!(*ret_volume = strdup(m->volumes[i].name)))
                                 return error_sys(err, -ENOMEM, "--device");
                         *ret_path = TAKE_PTR(path);
@@ -115,7 +116,7 @@ static int device_volume(PodManifest *m, const char *device_arg, bool can_add, c
                 }
         if (!can_add)
                 return error_set(err, -EINVAL, "--device=%s: the pod has no volume of %s, and a running pod gets no new "
-                                 "one: make the sandbox with --volume=NAME,kind=host,source=%s", device_arg, path, path);
+                                 "one: make the sandbox with --volume=NAME,kind=host,source=%s", device_arg, node, node);
         /* "dev-" and the rest of the path as an ACName: /dev/net/tun is dev-net-tun. */
         char name[80] = "dev";
         size_t k = 3;
@@ -132,7 +133,7 @@ static int device_volume(PodManifest *m, const char *device_arg, bool can_add, c
         name[k] = 0;
         for (unsigned n = 2; pod_manifest_find_volume(m, name); n++)
                 snprintf(name + k, sizeof(name) - k, "-%u", n);
-        PodVolume v = { .name = name, .kind = POD_VOLUME_HOST, .source = path, .read_only = true, .mode = 0755 };
+        PodVolume v = { .name = name, .kind = POD_VOLUME_HOST, .source = node, .read_only = true, .mode = 0755 };
         if ((r = pod_manifest_add_volume(m, &v, err)) < 0)
                 return error_prefix(err, "--device=%s", device_arg);
         if (!(*ret_volume = strdup(name)))

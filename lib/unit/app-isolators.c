@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <json-c/json.h>
 #include <seccomp.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "basic/fs.h"
 #include "basic/strv.h"
@@ -180,8 +183,10 @@ void app_isolation_done(AppIsolation *i) {
                 free(i->tmpfs[k].options);
         }
         free(i->tmpfs);
-        for (size_t k = 0; k < i->n_devices; k++)
+        for (size_t k = 0; k < i->n_devices; k++) {
                 free(i->devices[k].path);
+                free(i->devices[k].rule);
+        }
         free(i->devices);
         *i = (AppIsolation) {};
 }
@@ -735,4 +740,20 @@ int app_isolation_check_cgroups(const AppIsolation *iso, int pod_rootfd, Error *
                                  "systemd cannot load the device filter (a BPF program); the app does not run less "
                                  "confined than its manifest asks (sdpod-security(7))");
         return 0;
+}
+
+void app_isolation_resolve_devices(AppIsolation *iso, const char *const *bind_sources,
+                                   const char *const *bind_destinations, size_t n_binds, int pod_rootfd) {
+        for (size_t i = 0; i < iso->n_devices; i++)
+                for (size_t b = 0; b < n_binds; b++) {
+                        struct stat st;
+                        if (!streq(bind_destinations[b], iso->devices[i].path) || bind_sources[b][0] != '/' ||
+                            fstatat(pod_rootfd, bind_sources[b] + 1, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                            (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)))
+                                continue;
+                        free(iso->devices[i].rule);
+                        if (asprintf(&iso->devices[i].rule, "/dev/%s/%u:%u", S_ISCHR(st.st_mode) ? "char" : "block",
+                                     major(st.st_rdev), minor(st.st_rdev)) < 0)
+                                iso->devices[i].rule = NULL;
+                }
 }

@@ -87,6 +87,9 @@ typedef struct AppTmpfs {
 typedef struct AppDevice {
         char *path;
         char access[4];         /* of "rwm" */
+        /* What DeviceAllow= names, when not path: "/dev/char/MAJ:MIN" of
+         * the node bound in (app_isolation_resolve_devices()). */
+        char *rule;
 } AppDevice;
 
 typedef struct AppIsolation {
@@ -121,6 +124,14 @@ void app_isolation_done(AppIsolation *i);
  * /proc/self/uid_map) lets its systemd apply the cgroup limits of iso:
  * 0, or -EOPNOTSUPP with a message naming the isolator and the reason. */
 int app_isolation_check_cgroups(const AppIsolation *iso, int pod_rootfd, Error **err);
+
+/* The pod's systemd looks a DeviceAllow= path up in its own /dev, not in
+ * the app's root, where a device of a volume is bound: for each device
+ * that binds brings in (destination == its path), the rule names the
+ * node's numbers (/dev/char/MAJ:MIN), read from the bind's source below
+ * pod_rootfd. A node that is not there keeps its path. */
+void app_isolation_resolve_devices(AppIsolation *iso, const char *const *bind_sources,
+                                   const char *const *bind_destinations, size_t n_binds, int pod_rootfd);
 
 /* Checks tmpfs mount options ("size=64m,mode=1777,noexec"): only size=,
  * mode= and noexec, each once (nosuid and nodev are always added). 0, or

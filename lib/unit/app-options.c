@@ -170,7 +170,7 @@ static int tmpfs_mounts(const AppArgs *a, struct json_object *list, Error **err)
         return add_isolator(list, "sdpod/tmpfs", v) < 0 ? error_sys(err, -ENOMEM, "--tmpfs") : 0;
 }
 
-int device_arg_parse(const char *s, char **ret_path, char **ret_access, Error **err) {
+int device_arg_parse(const char *s, char **ret_path, char **ret_node, char **ret_access, Error **err) {
         const char *colon = strchr(s, ':');
         _cleanup_free_ char *path = colon ? strndup(s, (size_t) (colon - s)) : strdup(s);
         _cleanup_free_ char *access = strdup(colon ? colon + 1 : "rw");
@@ -182,11 +182,20 @@ int device_arg_parse(const char *s, char **ret_path, char **ret_access, Error **
         if (!device_access_is_valid(access))
                 return error_set(err, -EINVAL, "--device=%s: access \"%s\": expected r, w and m (at least one, each "
                                  "once)", s, access);
+        /* The node the path leads to (/dev/disk/by-label/X is a link to
+         * /dev/sdb1) is what is bound in: a link would be followed when
+         * the pod starts, to wherever it leads then (/dev/stdin to the
+         * terminal of whoever runs the pod). */
+        _cleanup_free_ char *node = realpath(path, NULL);
         struct stat st;
-        if (stat(path, &st) < 0)
+        if (!node || stat(node, &st) < 0)
                 return error_sys(err, -errno, "--device=%s", s);
+        if (!startswith(node, "/dev/"))
+                return error_set(err, -EINVAL, "--device=%s: %s leads to %s, not under /dev", s, path, node);
         if (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode))
-                return error_set(err, -EINVAL, "--device=%s: %s is not a device node", s, path);
+                return error_set(err, -EINVAL, "--device=%s: %s is not a device node", s, node);
+        if (ret_node)
+                *ret_node = TAKE_PTR(node);
         *ret_path = TAKE_PTR(path);
         *ret_access = TAKE_PTR(access);
         return 0;
@@ -204,7 +213,7 @@ static int devices(const AppArgs *a, struct json_object *list, Error **err) {
         for (char **d = a->devices; *d; d++) {
                 _cleanup_free_ char *path = NULL, *access = NULL;
                 struct json_object *e = NULL;
-                int r = device_arg_parse(*d, &path, &access, err);
+                int r = device_arg_parse(*d, &path, NULL, &access, err);
                 if (r >= 0 && (!(e = json_object_new_object()) || json_object_array_add(allow, e) < 0)) {
                         json_object_put(e);
                         r = error_sys(err, -ENOMEM, "--device");

@@ -28,6 +28,7 @@
  * host's: the warning says so. Errors are -EINVAL naming the option. */
 int app_options_isolators(const AppArgs *a, const char *app, bool host_root, struct json_object **ret, Error **err);
 
-/* --device=PATH[:ACCESS]: PATH a character or block device of the host
- * under /dev, ACCESS of r, w, m (default rw). */
-int device_arg_parse(const char *s, char **ret_path, char **ret_access, Error **err);
+/* --device=PATH[:ACCESS]: PATH under /dev, leading (through symlinks) to
+ * a character or block device of the host under /dev, *ret_node (may be
+ * NULL); ACCESS of r, w, m (default rw). */
+int device_arg_parse(const char *s, char **ret_path, char **ret_node, char **ret_access, Error **err);

@@ -627,7 +627,8 @@ static void write_app_confinement(FILE *f, const AppUnit *u) {
                  * device. */
                 fputs("DevicePolicy=closed\nDeviceAllow=/dev/tty rw\nDeviceAllow=/dev/ptmx rw\nDeviceAllow=char-pts rw\n", f);
                 for (size_t i = 0; i < iso->n_devices; i++)
-                        fprintf(f, "DeviceAllow=%s %s\n", iso->devices[i].path, iso->devices[i].access);
+                        fprintf(f, "DeviceAllow=%s %s\n", iso->devices[i].rule ?: iso->devices[i].path,
+                                iso->devices[i].access);
         }
 }
 

@@ -101,6 +101,14 @@ static int build_app(PodUnits *u, const PodManifest *m, size_t index, int pod_ro
                  * app fails like any app that cannot run, its reason in its
                  * log and its exit status recorded. */
                 r = app_isolation_check_cgroups(&au->isolation, pod_rootfd, &err);
+        if (r >= 0 && au->isolation.n_devices > 0) {
+                const char *sources[au->n_binds + 1], *destinations[au->n_binds + 1];
+                for (size_t b = 0; b < au->n_binds; b++) {
+                        sources[b] = au->binds[b].source;
+                        destinations[b] = au->binds[b].destination;
+                }
+                app_isolation_resolve_devices(&au->isolation, sources, destinations, au->n_binds, pod_rootfd);
+        }
 
         if (r == -ENOMEM)
                 return r;

@@ -201,6 +201,19 @@ assert_jq "--device: mounted at its path" "$M" '.apps[0].mounts == [{"volume": "
 assert_jq "--device: the rule as an isolator" "$M" \
 	'.apps[0].app.isolators == [{"name": "sdpod/devices", "value": {"allow": [{"path": "/dev/full", "access": "rw"}]}}]' true
 sd rm "$U" >/dev/null
+# A link is resolved when the pod is prepared: the volume is the node it
+# leads to then, and one that leads out of /dev is refused.
+LINK=/dev/sdpod-test-$$
+ln -s /dev/full "$LINK"
+U=$(sd prepare busybox --device="$LINK" --exec=/bin/true)
+rm -f "$LINK"
+assert_jq "--device=LINK: the volume is the node the link led to" "$(sd cat-manifest "$U")" \
+	'[.volumes[0].source, .apps[0].mounts[0].path]' "[\"/dev/full\",\"$LINK\"]"
+sd rm "$U" >/dev/null
+ln -s /etc/shadow "$LINK"
+assert_exit 2 sd prepare busybox --device="$LINK"
+rm -f "$LINK"
+assert_contains "--device: a link out of /dev is refused" "$ERR" "leads to /etc/shadow, not under /dev"
 assert_exit 125 sd run --uuid-file="$T/u-dev" busybox --app=dev --device=/dev/full --exec=/bin/echo -- device app ran
 assert_eq "--device: the app's status is 125" 125 "$(status_of "$(cat "$T/u-dev")" app-dev)"
 assert_contains "--device: sdpod run says the device rule cannot be enforced" "$OUT$ERR" \

@@ -383,6 +383,16 @@ static void test_isolators(void) {
         ASSERT_STREQ(iso.devices[0].access, "rw");
         ASSERT_STREQ(iso.devices[1].path, "/dev/net/tun");
         ASSERT_STREQ(iso.devices[1].access, "rwm");
+        /* The rule names the numbers of the node bound at the device's
+         * path, looked up below the pod's root (here "/", where /dev/null
+         * stands in for a volume); a device without a bind keeps its path. */
+        int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        ASSERT(rootfd >= 0);
+        const char *sources[] = { "/dev/null", "/srv" }, *destinations[] = { "/dev/fuse", "/data" };
+        app_isolation_resolve_devices(&iso, sources, destinations, 2, rootfd);
+        close(rootfd);
+        ASSERT_STREQ(iso.devices[0].rule, "/dev/char/1:3");
+        ASSERT(!iso.devices[1].rule);
         app_isolation_done(&iso);
         expect_isolation_error("[{\"name\": \"sdpod/memory\", \"value\": {}}]",
                                "apps[0].app.isolators[0].name: isolator \"sdpod/memory\" is not supported by sdpod "
