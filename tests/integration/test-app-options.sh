@@ -232,7 +232,7 @@ assert_eq "mknod of /dev/fuse's numbers fails" "mknod=1" "$(cat "$OUTDIR/mknod")
 echo "# podapp add: the same options for an app of a running pod"
 # ---------------------------------------------------------------------------
 # A sandbox that outlives a failed app: its journal has the reasons.
-assert_exit 0 pa sandbox --keep-on-app-failure "${VOL[@]}"
+assert_exit 0 pa sandbox --keep-on-app-failure "${VOL[@]}" --volume=full,kind=host,source=/dev/full,readOnly=true
 S=$OUT
 assert_exit 0 pa add "$S" --app=ro busybox --user=0 "$OUTMNT" --read-only --tmpfs=/tmp --cap-drop=ALL \
 	--env-file="$T/good.env" --exec=/bin/sh -- -c \
@@ -244,8 +244,15 @@ assert_contains "podapp add --read-only" "$P" "root=1"
 assert_contains "podapp add --tmpfs" "$P" "tmp=ok"
 assert_contains "podapp add --env-file" "$P" "A=again"
 assert_contains "podapp add --cap-drop=ALL" "$P" "CapBnd:	0000000000000000"
-assert_exit 2 pa add "$S" --app=dev busybox --device=/dev/full --exec=/bin/true
-assert_contains "podapp add --device: a running pod gets no new volume" "$ERR" "the pod has no volume of /dev/full"
+assert_exit 2 pa add "$S" --app=dev busybox --device=/dev/zero --exec=/bin/true
+assert_contains "podapp add --device: a running pod gets no new volume" "$ERR" "the pod has no volume of /dev/zero"
+assert_exit 0 pa add "$S" --app=dev busybox --device=/dev/full --exec=/bin/echo -- device app ran
+assert_jq "podapp add --device: the sandbox's volume of the node is mounted" "$(sd cat-manifest "$S")" \
+	'.apps[] | select(.name == "dev") | .mounts' '[{"volume":"full","path":"/dev/full"}]'
+assert_exit '0|1|125' pa start "$S" --app=dev
+check "podapp: --device, the journal says why" wait_until 10 journal_has \
+	"app dev: sdpod/devices (DeviceAllow=) cannot be enforced" "$S"
+check_not "podapp: the device app never ran" journal_has "device app ran" "$S"
 assert_exit 2 pa add "$S" --app=mem busybox --memory=lots --exec=/bin/true
 assert_contains "podapp add --memory=lots" "$ERR" "--memory=lots: not a quantity"
 assert_exit 0 pa add "$S" --app=mem busybox --memory=20M --exec=/bin/true
