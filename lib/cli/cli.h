@@ -41,6 +41,19 @@ extern CliGlobals cli;
         "  --working-dir=PATH      working directory\n" \
         "  --mount=volume=NAME,target=PATH\n" \
         "                          mount a pod volume in the app\n" \
+        "  --env-file=FILE         set the variables of FILE's NAME=VALUE lines\n" \
+        "App confinement and resource options (sdpod(1); a limit the host cannot\n" \
+        "enforce fails the app):\n" \
+        "  --memory=QUANTITY       memory limit (\"512M\", \"1Gi\")\n" \
+        "  --cpus=CPUS             CPU time limit (\"0.5\", \"2\", \"250m\")\n" \
+        "  --pids-limit=N          at most N tasks\n" \
+        "  --cap-add=CAP[,CAP...]  add capabilities to the default set (or ALL)\n" \
+        "  --cap-drop=CAP[,CAP...] remove capabilities (or ALL)\n" \
+        "  --read-only             the app's root file system read-only\n" \
+        "  --tmpfs=PATH[:OPTIONS]  a tmpfs at PATH (size=, mode=, noexec; always\n" \
+        "                          nosuid,nodev; mode 1777 unless given)\n" \
+        "  --device=PATH[:ACCESS]  give the app the host's device PATH (ACCESS of\n" \
+        "                          r, w, m; default rw)\n" \
         "App lifecycle options (sdpod(1); CMD: a JSON array of strings, or a shell\n" \
         "command line for /bin/sh -c):\n" \
         "  --stop-timeout=DURATION how long the app has to stop before SIGKILL (10s)\n" \

@@ -217,6 +217,8 @@ complete() {
 # The lifecycle options of an app (sdpod(1)).
 app_lifecycle=(--stop-timeout= --restart= --pre-start= --pre-stop= --post-stop= --watchdog= --watchdog-file= --health-cmd=
 	--health-interval= --health-retries= --health-start-period= --health-on-failure=)
+# Its confinement and resources (sdpod(1)).
+app_confinement=(--env-file= --memory= --cpus= --pids-limit= --cap-add= --cap-drop= --read-only --tmpfs= --device=)
 
 expect() {
 	local line=$1 want
@@ -243,20 +245,22 @@ expect 'sdpod image list --' --help --format= --no-legend
 expect 'sdpod image list --format=' table json
 expect 'sdpod image import --' --help --name= --platform= --ref= --max-entries= --max-size=
 expect 'sdpod prepare --' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
-	--app= --exec= --set-env= --user= --group= --working-dir= --mount= "${app_lifecycle[@]}"
+	--app= --exec= --set-env= --user= --group= --working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}"
 expect 'sdpod prepare --wo' --working-dir=
 expect 'sdpod prepare --w' --watchdog= --watchdog-file= --working-dir=
 expect 'sdpod prepare --private-users=' yes no
 expect 'sdpod run --' --detach --uuid-file= --replace --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
 	--app= --exec= --set-env= --user= --group= \
-	--working-dir= --mount= "${app_lifecycle[@]}"
-expect 'sdpod run --d' --detach --dns= --dns-search= --dns-option=
+	--working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}"
+expect 'sdpod run --d' --detach --device= --dns= --dns-search= --dns-option=
 # run's own options only come first
-expect 'sdpod run --detach --d' --detach --dns= --dns-search= --dns-option=
-expect 'sdpod run --name=x --d' --dns= --dns-search= --dns-option=
-expect 'sdpod run --replace --r' --replace --restart=
-expect 'sdpod run --name=x --r' --restart=
-expect 'sdpod run busybox:1.36 --d' --dns= --dns-search= --dns-option=
+expect 'sdpod run --detach --d' --detach --device= --dns= --dns-search= --dns-option=
+expect 'sdpod run --name=x --d' --device= --dns= --dns-search= --dns-option=
+expect 'sdpod run --replace --r' --read-only --replace --restart=
+expect 'sdpod run --name=x --r' --read-only --restart=
+expect 'sdpod run busybox:1.36 --d' --device= --dns= --dns-search= --dns-option=
+expect 'sdpod run busybox:1.36 --read-only --cap-drop=SYS_' SYS_CHROOT SYS_ADMIN SYS_PTRACE SYS_NICE SYS_RESOURCE SYS_TIME
+expect 'sdpod prepare busybox:1.36 --read-only=' yes no
 expect 'sdpod stop --' --help --force --timeout=
 expect 'sdpod status --' --help --format= --wait --wait=
 expect 'sdpod status --format ' table json
@@ -298,11 +302,11 @@ expect 'sdpod prepare ' busybox:1.36 example.com/my-app:latest
 # after an image, only its options, "--" and "---"
 expect 'sdpod prepare busybox:1.36 ' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
 	--app= --exec= --set-env= --user= --group= \
-	--working-dir= --mount= "${app_lifecycle[@]}" -- ---
+	--working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" -- ---
 expect 'sdpod prepare --app=x busybox:1.36 --ex' --exec=
 expect 'sdpod prepare --app x busybox:1.36 --app y ' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
 	--app= --exec= --set-env= \
-	--user= --group= --working-dir= --mount= "${app_lifecycle[@]}" -- ---
+	--user= --group= --working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" -- ---
 # the app's arguments are its own, but "---" starts the next app
 expect 'sdpod prepare busybox:1.36 -- -c '
 expect 'sdpod prepare busybox:1.36 -- -c --'  ---
@@ -367,7 +371,7 @@ expect 'podapp sandbox --' --help --name= --volume= --keep-on-app-failure --priv
 expect 'sdpod prepare --net=' default none host ns:
 expect 'sdpod run --dns=' host
 expect 'podapp sandbox --private-users=' yes no
-expect 'podapp add --' --help --app= --exec= --set-env= --user= --group= --working-dir= --mount= "${app_lifecycle[@]}"
+expect 'podapp add --' --help --app= --exec= --set-env= --user= --group= --working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}"
 expect 'podapp stop --' --help --app= --grace=
 expect 'podapp list --' --help --format= --no-legend
 expect 'podapp status --format=' table json
