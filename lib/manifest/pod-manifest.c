@@ -114,18 +114,33 @@ typedef struct Path {
 #define KEY(p, k) (&(const Path) { .parent = (p), .key = (k) })
 #define IDX(p, i) (&(const Path) { .parent = (p), .index = (i) })
 
-static void path_write(FILE *f, const Path *p) {
-        if (p->parent)
-                path_write(f, p->parent);
+/* Writes p below stop (NULL: from the root). */
+static void path_write(FILE *f, const Path *p, const Path *stop) {
+        bool below = p->parent && p->parent != stop;
+        if (below)
+                path_write(f, p->parent, stop);
         if (p->key)
-                fprintf(f, "%s%s", p->parent ? "." : "", p->key);
+                fprintf(f, "%s%s", below ? "." : "", p->key);
         else
                 fprintf(f, "[%zu]", p->index);
 }
 
+/* The name of apps[index] of the document root, when it has a valid one
+ * (the document is not validated yet: an invalid name is not shown). */
+static const char *app_name_of(struct json_object *root, size_t index) {
+        struct json_object *apps = NULL, *name = NULL;
+        if (!root || !json_object_object_get_ex(root, "apps", &apps) || !json_object_is_type(apps, json_type_array) ||
+            index >= json_object_array_length(apps) ||
+            !json_object_object_get_ex(json_object_array_get_idx(apps, index), "name", &name) ||
+            !json_object_is_type(name, json_type_string) || !pod_app_name_is_valid(json_object_get_string(name)))
+                return NULL;
+        return json_object_get_string(name);
+}
+
 /* A top-level key reads as in the other JSON readers of libsdpod, 'field
- * "acKind"'; deeper fields by their path, "apps[1].app.exec". */
-static char *path_to_string(const Path *p) {
+ * "acKind"'; deeper fields by their path, "apps[1].app.exec", where an app
+ * that has a name is named instead of counted: "app web: app.exec". */
+static char *path_to_string(const Path *p, struct json_object *root) {
         if (!p)
                 return NULL;
         if (!p->parent && p->key) {
@@ -137,7 +152,22 @@ static char *path_to_string(const Path *p) {
         FILE *f = open_memstream(&s, &size);
         if (!f)
                 return NULL;
-        path_write(f, p);
+        /* The path from the root down: is it apps[i] and below? */
+        const Path *chain[64];
+        size_t n = 0;
+        for (const Path *q = p; q && n < ELEMENTSOF(chain); q = q->parent)
+                chain[n++] = q;
+        /* Not for the name itself, whose error may be that two apps
+         * have it. */
+        const char *app = n >= 3 && streq_ptr(chain[n - 1]->key, "apps") && !chain[n - 1]->parent &&
+                                          !chain[n - 2]->key && !(n == 3 && streq_ptr(chain[0]->key, "name"))
+                                  ? app_name_of(root, chain[n - 2]->index)
+                                  : NULL;
+        if (app) {
+                fprintf(f, "app %s: ", app);
+                path_write(f, p, chain[n - 2]);
+        } else
+                path_write(f, p, NULL);
         if (fclose(f) != 0) {
                 free(s);
                 return NULL;
@@ -148,13 +178,14 @@ static char *path_to_string(const Path *p) {
 typedef struct Checker {
         const char *what;
         Error **err;
+        struct json_object *root;       /* the document, to name apps in paths; may be NULL */
 } Checker;
 
 static int bad(const Checker *c, const Path *p, const char *fmt, ...) _printf_(3, 4);
 static int bad(const Checker *c, const Path *p, const char *fmt, ...) {
         if (!c->err || *c->err)
                 return -EBADMSG;
-        _cleanup_free_ char *msg = NULL, *where = path_to_string(p);
+        _cleanup_free_ char *msg = NULL, *where = path_to_string(p, c->root);
         va_list ap;
         va_start(ap, fmt);
         if (vasprintf(&msg, fmt, ap) < 0)
@@ -681,7 +712,7 @@ static void manifest_view_done(PodManifest *m) {
  * borrows from o and gets o as its document (not a reference: the caller's
  * reference moves there on success). */
 static int manifest_validate(struct json_object *o, const char *what, PodManifest *ret, Error **err) {
-        const Checker checker = { .what = what, .err = err }, *c = &checker;
+        const Checker checker = { .what = what, .err = err, .root = o }, *c = &checker;
         _cleanup_(manifest_view_done) PodManifest v = {};
         char q[VALUE_QUOTED_MAX];
         int r;

@@ -229,31 +229,30 @@ static const char *env_get(const PodApp *app, const char *name) {
         return NULL;
 }
 
-static int resolve_environment(const PodApp *app, const char *prefix, const RootfsUser *user, AppUnit *u,
-                               Error **err) {
+static int resolve_environment(const PodApp *app, const RootfsUser *user, AppUnit *u, Error **err) {
         char q[VALUE_QUOTED_MAX];
         for (size_t i = 0; i < app->n_environment; i++) {
                 const PodNameValue *e = &app->environment[i];
                 if (!env_name_is_valid_for_systemd(e->name))
                         return error_set(err, -EINVAL,
-                                         "%s.app.environment[%zu].name: %s cannot be passed by systemd "
+                                         "app.environment[%zu].name: %s cannot be passed by systemd "
                                          "(letters, digits and '_', not starting with a digit)",
-                                         prefix, i, value_quote(e->name, q));
+                                         i, value_quote(e->name, q));
                 if (!utf8_is_valid(e->value))
-                        return error_set(err, -EINVAL, "%s.app.environment[%zu].value: not UTF-8", prefix, i);
+                        return error_set(err, -EINVAL, "app.environment[%zu].value: not UTF-8", i);
                 _cleanup_free_ char *s = NULL;
                 if (asprintf(&s, "%s=%s", e->name, e->value) < 0 || strv_push(&u->environment, s) < 0)
-                        return error_sys(err, -ENOMEM, "%s.app.environment", prefix);
+                        return error_sys(err, -ENOMEM, "app.environment");
         }
         /* What Docker gives an app that does not say otherwise. */
         _cleanup_free_ char *path = NULL, *home = NULL;
         if (!env_get(app, "PATH") && (asprintf(&path, "PATH=%s", ROOTFS_DEFAULT_PATH) < 0 ||
                                       strv_push(&u->environment, path) < 0))
-                return error_sys(err, -ENOMEM, "%s.app.environment", prefix);
+                return error_sys(err, -ENOMEM, "app.environment");
         if (!env_get(app, "HOME")) {
                 const char *h = user->home && utf8_is_valid(user->home) ? user->home : "/";
                 if (asprintf(&home, "HOME=%s", h) < 0 || strv_push(&u->environment, home) < 0)
-                        return error_sys(err, -ENOMEM, "%s.app.environment", prefix);
+                        return error_sys(err, -ENOMEM, "app.environment");
         }
         return 0;
 }
@@ -272,25 +271,25 @@ static bool mount_point_is_read_only(struct json_object *app_json, const char *p
         return false;
 }
 
-static int resolve_mounts(const PodManifest *m, const PodApp *app, struct json_object *app_json, const char *prefix,
-                          AppUnit *u, Error **err) {
+static int resolve_mounts(const PodManifest *m, const PodApp *app, struct json_object *app_json, AppUnit *u,
+                          Error **err) {
         if (!(u->binds = calloc(app->n_mounts ?: 1, sizeof(AppBind))))
-                return error_sys(err, -ENOMEM, "%s.mounts", prefix);
+                return error_sys(err, -ENOMEM, "mounts");
         for (size_t i = 0; i < app->n_mounts; i++) {
                 const PodMount *mount = &app->mounts[i];
                 const PodVolume *v = pod_manifest_find_volume(m, mount->volume);
                 char q[VALUE_QUOTED_MAX];
                 if (!v) /* the manifest's validation makes this impossible */
-                        return error_set(err, -EINVAL, "%s.mounts[%zu].volume: no volume %s in the pod", prefix, i,
+                        return error_set(err, -EINVAL, "mounts[%zu].volume: no volume %s in the pod", i,
                                          value_quote(mount->volume, q));
                 if (!path_is_unit_safe(mount->path, true))
                         return error_set(err, -EINVAL,
-                                         "%s.mounts[%zu].path: %s: whitespace, quotes, backslashes, ':' and control "
+                                         "mounts[%zu].path: %s: whitespace, quotes, backslashes, ':' and control "
                                          "characters are not supported in mount paths",
-                                         prefix, i, value_quote(mount->path, q));
+                                         i, value_quote(mount->path, q));
                 AppBind *b = &u->binds[u->n_binds];
                 if (asprintf(&b->source, "%s/%s", POD_VOLUMES_DIR, v->name) < 0)
-                        return error_sys(err, -ENOMEM, "%s.mounts", prefix);
+                        return error_sys(err, -ENOMEM, "mounts");
                 b->destination = mount->path;
                 b->read_only = v->read_only || mount_point_is_read_only(app_json, mount->path);
                 u->n_binds++;
@@ -304,19 +303,19 @@ int app_unit_resolve(const PodManifest *m, size_t index, int app_rootfd, AppUnit
         const PodApp *app = &m->apps[index];
         struct json_object *entry = json_object_array_get_idx(member(m->json, "apps"), index),
                            *app_json = member(entry, "app");
-        char prefix[32], q[VALUE_QUOTED_MAX];
-        snprintf(prefix, sizeof(prefix), "apps[%zu]", index);
-
+        /* Errors name the field within the app's entry ("app.user"), as
+         * the manifest's own checks do; callers put "app NAME: " first. */
+        char q[VALUE_QUOTED_MAX];
         _cleanup_app_unit_ AppUnit *u = calloc(1, sizeof(AppUnit));
         if (!u)
-                return error_sys(err, -ENOMEM, "%s", prefix);
+                return error_sys(err, -ENOMEM, "app unit");
         u->app = app;
 
         /* The user first: its entry gives HOME and the default group. */
         _cleanup_(rootfs_user_done) RootfsUser user = {};
         int r = rootfs_lookup_user(app_rootfd, app->user, &user, err);
         if (r < 0) {
-                error_prefix(err, "%s.app.user", prefix);
+                error_prefix(err, "app.user");
                 return not_exec_code(r);
         }
         u->uid = user.uid;
@@ -327,21 +326,21 @@ int app_unit_resolve(const PodManifest *m, size_t index, int app_rootfd, AppUnit
         if (!group)
                 u->gid = user.found ? user.gid : 0;
         else if ((r = rootfs_lookup_group(app_rootfd, app->group, &u->gid, err)) < 0) {
-                error_prefix(err, "%s.app.group", prefix);
+                error_prefix(err, "app.group");
                 return not_exec_code(r);
         }
 
         if (!path_is_unit_safe(app->working_directory, false))
                 return error_set(err, -EINVAL,
-                                 "%s.app.workingDirectory: %s: whitespace, quotes, backslashes and control characters "
+                                 "app.workingDirectory: %s: whitespace, quotes, backslashes and control characters "
                                  "are not supported",
-                                 prefix, value_quote(app->working_directory, q));
+                                 value_quote(app->working_directory, q));
         _cleanup_close_ int wd = open_in_root(app_rootfd, app->working_directory, O_PATH | O_DIRECTORY, 0);
         if (wd < 0)
-                return error_set(err, not_exec_code(wd), "%s.app.workingDirectory: %s in the app's root: %s", prefix,
+                return error_set(err, not_exec_code(wd), "app.workingDirectory: %s in the app's root: %s",
                                  value_quote(app->working_directory, q), strerror(-wd));
 
-        if ((r = resolve_environment(app, prefix, &user, u, err)) < 0)
+        if ((r = resolve_environment(app, &user, u, err)) < 0)
                 return r;
 
         /* The same PATH the app gets, so the program found is the one an
@@ -349,7 +348,7 @@ int app_unit_resolve(const PodManifest *m, size_t index, int app_rootfd, AppUnit
         const char *path = env_get(app, "PATH") ?: ROOTFS_DEFAULT_PATH;
         r = rootfs_find_executable(app_rootfd, app->exec[0], path, app->working_directory, &u->exec_path, err);
         if (r < 0) {
-                error_prefix(err, "%s.app.exec[0]", prefix);
+                error_prefix(err, "app.exec[0]");
                 return r;
         }
 
@@ -373,20 +372,17 @@ int app_unit_resolve(const PodManifest *m, size_t index, int app_rootfd, AppUnit
                 r = rootfs_find_executable(app_rootfd, commands[i].argv[0], path, app->working_directory,
                                            &commands[i].command->path, err);
                 if (r < 0) {
-                        error_prefix(err, "app %s: %s", app->name, commands[i].what);
+                        error_prefix(err, "%s", commands[i].what);
                         return not_exec_code(r);
                 }
         }
 
-        char field[48];
-        snprintf(field, sizeof(field), "%s.app.isolators", prefix);
-        if ((r = app_isolation_parse(app->isolators, app->n_isolators, field, &u->isolation, err)) < 0)
+        if ((r = app_isolation_parse(app->isolators, app->n_isolators, "app.isolators", &u->isolation, err)) < 0)
                 return not_exec_code(r);
-        snprintf(field, sizeof(field), "%s.annotations", prefix);
-        if ((r = annotation_bool(app->annotations, app->n_annotations, field, POD_ANNOTATION_RESTRICT_NAMESPACES, true,
+        if ((r = annotation_bool(app->annotations, app->n_annotations, "annotations", POD_ANNOTATION_RESTRICT_NAMESPACES, true,
                                  &u->isolation.restrict_namespaces, err)) < 0)
                 return not_exec_code(r);
-        if ((r = resolve_mounts(m, app, app_json, prefix, u, err)) < 0)
+        if ((r = resolve_mounts(m, app, app_json, u, err)) < 0)
                 return not_exec_code(r);
 
         *ret = TAKE_PTR(u);

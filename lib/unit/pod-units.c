@@ -93,7 +93,7 @@ static int build_app(PodUnits *u, const PodManifest *m, size_t index, int pod_ro
         int r;
         _cleanup_close_ int app_rootfd = open_in_root(pod_rootfd, root, O_PATH | O_DIRECTORY, 0);
         if (app_rootfd < 0)
-                r = error_set(&err, -EIO, "apps[%zu]: the app's root %s: %s", index, root, strerror(-app_rootfd));
+                r = error_set(&err, -EIO, "the app's root %s: %s", root, strerror(-app_rootfd));
         else if ((r = app_unit_resolve(m, index, app_rootfd, &au, &err)) >= 0)
                 /* Here, in the pod, and not when it was prepared: what its
                  * systemd can apply depends on the host and the way the pod

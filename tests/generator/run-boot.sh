@@ -265,7 +265,7 @@ boot "$manifest" broken
 check "boot: a missing program fails the pod with 127" "$([[ $rc == 127 ]]; echo $?)" "exit $rc; console:
 $(cat "$pod.console")"
 check "boot: the reason is on the console" \
-        "$(grep -qF 'app broken: apps[0].app.exec[0]: "/bin/nope" not found' "$pod.console"; echo $?)" \
+        "$(grep -qF 'app broken: app.exec[0]: "/bin/nope" not found' "$pod.console"; echo $?)" \
         "$(cat "$pod.console")"
 
 # --- 3: a manifest that cannot be read --------------------------------------

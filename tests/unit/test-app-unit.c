@@ -516,7 +516,7 @@ static void test_resolve(void) {
         ASSERT_STREQ(u->environment[1], "HOME=/");
         app_unit_free(TAKE_PTR(u));
         expect_resolve_error(rootfd, "{\"exec\": [\"sh\"], \"user\": \"app\"}", 125,
-                             "apps[0].app.user: no user \"app\": the app's root has no /etc/passwd");
+                             "app.user: no user \"app\": the app's root has no /etc/passwd");
 
         put("root/etc/passwd", "app:x:100:101::/home/app:/bin/sh\n", 0644);
         put("root/etc/group", "app:x:101:\nother:x:202:\n", 0644);
@@ -540,26 +540,26 @@ static void test_resolve(void) {
 
         /* exit codes: only the program gives 126 and 127 */
         expect_resolve_error(rootfd, "{\"exec\": [\"/bin/none\"]}", 127,
-                             "apps[0].app.exec[0]: \"/bin/none\" not found in the app's root");
+                             "app.exec[0]: \"/bin/none\" not found in the app's root");
         expect_resolve_error(rootfd, "{\"exec\": [\"/bin/data\"]}", 126,
-                             "apps[0].app.exec[0]: \"/bin/data\" is not an executable file in the app's root");
+                             "app.exec[0]: \"/bin/data\" is not an executable file in the app's root");
         expect_resolve_error(rootfd, "{\"exec\": [\"/bin/sh\"], \"group\": \"nogroup\"}", 125,
-                             "apps[0].app.group: no group \"nogroup\" in /etc/group of the app's root");
+                             "app.group: no group \"nogroup\" in /etc/group of the app's root");
         expect_resolve_error(rootfd, "{\"exec\": [\"/bin/sh\"], \"workingDirectory\": \"/nope\"}", 125,
-                             "apps[0].app.workingDirectory: \"/nope\" in the app's root: No such file or directory");
+                             "app.workingDirectory: \"/nope\" in the app's root: No such file or directory");
         expect_resolve_error(rootfd, "{\"exec\": [\"/bin/sh\"], \"workingDirectory\": \"/bin/sh\"}", 125,
-                             "apps[0].app.workingDirectory: \"/bin/sh\" in the app's root: Not a directory");
+                             "app.workingDirectory: \"/bin/sh\" in the app's root: Not a directory");
         expect_resolve_error(rootfd, "{\"exec\": [\"/bin/sh\"], \"workingDirectory\": \"/a b\"}", 125,
-                             "apps[0].app.workingDirectory: \"/a b\": whitespace, quotes, backslashes and control "
+                             "app.workingDirectory: \"/a b\": whitespace, quotes, backslashes and control "
                              "characters are not supported");
         expect_resolve_error(rootfd, "{\"exec\": [\"/bin/sh\"], \"environment\": [{\"name\": \"1X\", \"value\": \"\"}]}",
                              125,
-                             "apps[0].app.environment[0].name: \"1X\" cannot be passed by systemd (letters, digits "
+                             "app.environment[0].name: \"1X\" cannot be passed by systemd (letters, digits "
                              "and '_', not starting with a digit)");
         expect_resolve_error(rootfd, "{\"exec\": [\"/bin/sh\"], \"environment\": [{\"name\": \"X\", \"value\": \"\xff\"}]}",
-                             125, "apps[0].app.environment[0].value: not UTF-8");
+                             125, "app.environment[0].value: not UTF-8");
         expect_resolve_error(rootfd, "{\"exec\": [\"/bin/sh\"], \"isolators\": [{\"name\": \"resource/cpu\", \"value\": {}}]}",
-                             125, "apps[0].app.isolators[0].value.limit (resource/cpu): missing");
+                             125, "app.isolators[0].value.limit (resource/cpu): missing");
         close(rootfd);
 }
 
@@ -630,7 +630,7 @@ static void test_render(void) {
                       " \"annotations\": [{\"name\": \"sdpod/restrict-namespaces\", \"value\": \"no\"}]}",
                       "");
         ASSERT_EQ_INT(app_unit_resolve(ns, 0, rootfd, &u, &err), -EBADMSG);
-        ASSERT_STREQ(err->msg, "apps[0].annotations[0].value: \"no\" is not \"true\" or \"false\" "
+        ASSERT_STREQ(err->msg, "annotations[0].value: \"no\" is not \"true\" or \"false\" "
                                "(sdpod/restrict-namespaces)");
         error_free(TAKE_PTR(err));
         pod_manifest_free(ns);

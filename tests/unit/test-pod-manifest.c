@@ -325,76 +325,76 @@ static const struct {
           "apps[0].name: \"a\\x0a\\x1b[2J\" is not a valid name" },
         { HEAD "\"apps\":[" APP_WITH("", "") ",{\"name\":\"b\"," IMG ",\"app\":{\"exec\":[\"/x\"]}},"
           APP_WITH("", "") "]}", -EBADMSG, WHAT ": apps[2].name: duplicate app name \"a\"" },
-        { HEAD "\"apps\":[{\"name\":\"a\",\"app\":{\"exec\":[\"/x\"]}}]}", -EBADMSG, WHAT ": apps[0].image: missing" },
+        { HEAD "\"apps\":[{\"name\":\"a\",\"app\":{\"exec\":[\"/x\"]}}]}", -EBADMSG, WHAT ": app a: image: missing" },
         { HEAD "\"apps\":[{\"name\":\"a\",\"image\":\"x\",\"app\":{\"exec\":[\"/x\"]}}]}", -EBADMSG,
-          WHAT ": apps[0].image: expected an object" },
+          WHAT ": app a: image: expected an object" },
         { HEAD "\"apps\":[{\"name\":\"a\",\"image\":{\"name\":\"x\"},\"app\":{\"exec\":[\"/x\"]}}]}", -EBADMSG,
-          WHAT ": apps[0].image.id: missing" },
+          WHAT ": app a: image.id: missing" },
         { HEAD "\"apps\":[{\"name\":\"a\",\"image\":{\"id\":\"sha512-0123\"},\"app\":{\"exec\":[\"/x\"]}}]}", -EBADMSG,
-          WHAT ": apps[0].image.id: \"sha512-0123\" is not a sha256 digest" },
+          WHAT ": app a: image.id: \"sha512-0123\" is not a sha256 digest" },
         { HEAD "\"apps\":[{\"name\":\"a\",\"image\":{\"id\":\"" ID1 "\",\"name\":7},\"app\":{\"exec\":[\"/x\"]}}]}",
-          -EBADMSG, WHAT ": apps[0].image.name: expected a string" },
-        { HEAD "\"apps\":[{\"name\":\"a\"," IMG "}]}", -EBADMSG, WHAT ": apps[0].app: missing" },
-        { HEAD "\"apps\":[{\"name\":\"a\"," IMG ",\"app\":[]}]}", -EBADMSG, WHAT ": apps[0].app: expected an object" },
-        { HEAD "\"apps\":[{\"name\":\"a\"," IMG ",\"app\":{}}]}", -EBADMSG, WHAT ": apps[0].app.exec: missing" },
+          -EBADMSG, WHAT ": app a: image.name: expected a string" },
+        { HEAD "\"apps\":[{\"name\":\"a\"," IMG "}]}", -EBADMSG, WHAT ": app a: app: missing" },
+        { HEAD "\"apps\":[{\"name\":\"a\"," IMG ",\"app\":[]}]}", -EBADMSG, WHAT ": app a: app: expected an object" },
+        { HEAD "\"apps\":[{\"name\":\"a\"," IMG ",\"app\":{}}]}", -EBADMSG, WHAT ": app a: app.exec: missing" },
         { HEAD "\"apps\":[{\"name\":\"a\"," IMG ",\"app\":{\"exec\":[]}}]}", -EBADMSG,
-          WHAT ": apps[0].app.exec: must not be empty" },
+          WHAT ": app a: app.exec: must not be empty" },
         { HEAD "\"apps\":[{\"name\":\"a\"," IMG ",\"app\":{\"exec\":[\"/x\",\"\"]}}]}", -EBADMSG,
-          WHAT ": apps[0].app.exec[1]: must not be empty" },
+          WHAT ": app a: app.exec[1]: must not be empty" },
         { HEAD "\"apps\":[{\"name\":\"a\"," IMG ",\"app\":{\"exec\":[\"/x\",2]}}]}", -EBADMSG,
-          WHAT ": apps[0].app.exec[1]: expected a string" },
+          WHAT ": app a: app.exec[1]: expected a string" },
         { HEAD "\"apps\":[{\"name\":\"a\"," IMG ",\"app\":{\"exec\":[\"/x\\u0000y\"]}}]}", -EBADMSG,
-          WHAT ": apps[0].app.exec[0]: must not contain a NUL character" },
-        { ONE_APP(",\"user\":5", "") "}", -EBADMSG, WHAT ": apps[0].app.user: expected a string" },
-        { ONE_APP(",\"group\":\"\"", "") "}", -EBADMSG, WHAT ": apps[0].app.group: must not be empty" },
+          WHAT ": app a: app.exec[0]: must not contain a NUL character" },
+        { ONE_APP(",\"user\":5", "") "}", -EBADMSG, WHAT ": app a: app.user: expected a string" },
+        { ONE_APP(",\"group\":\"\"", "") "}", -EBADMSG, WHAT ": app a: app.group: must not be empty" },
         { ONE_APP(",\"workingDirectory\":\"srv\"", "") "}", -EBADMSG,
-          WHAT ": apps[0].app.workingDirectory: \"srv\": must be an absolute path" },
+          WHAT ": app a: app.workingDirectory: \"srv\": must be an absolute path" },
         { ONE_APP(",\"workingDirectory\":\"/srv/../etc\"", "") "}", -EBADMSG,
-          WHAT ": apps[0].app.workingDirectory: \"/srv/../etc\": must not contain a \"..\" component" },
-        { ONE_APP(",\"workingDirectory\":\"/..\"", "") "}", -EBADMSG, "apps[0].app.workingDirectory" },
-        { ONE_APP(",\"environment\":{}", "") "}", -EBADMSG, WHAT ": apps[0].app.environment: expected an array" },
+          WHAT ": app a: app.workingDirectory: \"/srv/../etc\": must not contain a \"..\" component" },
+        { ONE_APP(",\"workingDirectory\":\"/..\"", "") "}", -EBADMSG, "app a: app.workingDirectory" },
+        { ONE_APP(",\"environment\":{}", "") "}", -EBADMSG, WHAT ": app a: app.environment: expected an array" },
         { ONE_APP(",\"environment\":[\"A=B\"]", "") "}", -EBADMSG,
-          WHAT ": apps[0].app.environment[0]: expected an object" },
+          WHAT ": app a: app.environment[0]: expected an object" },
         { HEAD "\"apps\":[" APP_WITH("", "") ",{\"name\":\"b\"," IMG ",\"app\":{\"exec\":[\"/x\"],"
           "\"environment\":[{\"name\":\"A=B\",\"value\":\"x\"}]}}]}", -EBADMSG,
-          WHAT ": apps[1].app.environment[0].name: must not contain '='" },
+          WHAT ": app b: app.environment[0].name: must not contain '='" },
         { ONE_APP(",\"environment\":[{\"name\":\"\",\"value\":\"x\"}]", "") "}", -EBADMSG,
-          WHAT ": apps[0].app.environment[0].name: must not be empty" },
+          WHAT ": app a: app.environment[0].name: must not be empty" },
         { ONE_APP(",\"environment\":[{\"value\":\"x\"}]", "") "}", -EBADMSG,
-          WHAT ": apps[0].app.environment[0].name: missing" },
+          WHAT ": app a: app.environment[0].name: missing" },
         { ONE_APP(",\"environment\":[{\"name\":\"A\"}]", "") "}", -EBADMSG,
-          WHAT ": apps[0].app.environment[0].value: missing" },
+          WHAT ": app a: app.environment[0].value: missing" },
         { ONE_APP(",\"environment\":[{\"name\":\"A\",\"value\":1}]", "") "}", -EBADMSG,
-          WHAT ": apps[0].app.environment[0].value: expected a string" },
+          WHAT ": app a: app.environment[0].value: expected a string" },
         { ONE_APP(",\"environment\":[{\"name\":\"A\",\"value\":\"1\"},{\"name\":\"B\",\"value\":\"\"},"
                   "{\"name\":\"A\",\"value\":\"2\"}]", "") "}", -EBADMSG,
-          WHAT ": apps[0].app.environment[2].name: duplicate variable \"A\"" },
-        { ONE_APP(",\"mountPoints\":{}", "") "}", -EBADMSG, WHAT ": apps[0].app.mountPoints: expected an array" },
-        { ONE_APP(",\"eventHandlers\":1", "") "}", -EBADMSG, WHAT ": apps[0].app.eventHandlers: expected an array" },
-        { ONE_APP(",\"ports\":\"80\"", "") "}", -EBADMSG, WHAT ": apps[0].app.ports: expected an array" },
+          WHAT ": app a: app.environment[2].name: duplicate variable \"A\"" },
+        { ONE_APP(",\"mountPoints\":{}", "") "}", -EBADMSG, WHAT ": app a: app.mountPoints: expected an array" },
+        { ONE_APP(",\"eventHandlers\":1", "") "}", -EBADMSG, WHAT ": app a: app.eventHandlers: expected an array" },
+        { ONE_APP(",\"ports\":\"80\"", "") "}", -EBADMSG, WHAT ": app a: app.ports: expected an array" },
         { ONE_APP(",\"isolators\":[{\"name\":\"Resource/cpu\",\"value\":1}]", "") "}", -EBADMSG,
-          WHAT ": apps[0].app.isolators[0].name: \"Resource/cpu\" is not a valid identifier" },
+          WHAT ": app a: app.isolators[0].name: \"Resource/cpu\" is not a valid identifier" },
         { ONE_APP(",\"isolators\":[{\"name\":\"resource/cpu\"}]", "") "}", -EBADMSG,
-          WHAT ": apps[0].app.isolators[0].value: missing" },
+          WHAT ": app a: app.isolators[0].value: missing" },
         { ONE_APP("", ",\"readOnlyRootFS\":\"yes\"") "}", -EBADMSG,
-          WHAT ": apps[0].readOnlyRootFS: expected true or false" },
+          WHAT ": app a: readOnlyRootFS: expected true or false" },
         { ONE_APP("", ",\"mounts\":[{\"volume\":\"data\",\"path\":\"/d\"}]") "}", -EBADMSG,
-          WHAT ": apps[0].mounts[0].volume: no volume \"data\" in the pod" },
-        { ONE_APP("", ",\"mounts\":[{\"path\":\"/d\"}]") "}", -EBADMSG, WHAT ": apps[0].mounts[0].volume: missing" },
+          WHAT ": app a: mounts[0].volume: no volume \"data\" in the pod" },
+        { ONE_APP("", ",\"mounts\":[{\"path\":\"/d\"}]") "}", -EBADMSG, WHAT ": app a: mounts[0].volume: missing" },
         { ONE_APP("", ",\"mounts\":[{\"volume\":\"v\",\"path\":\"/d\"},{\"volume\":\"v\",\"path\":\"d\"}]")
           ",\"volumes\":[{\"name\":\"v\",\"kind\":\"empty\"}]}", -EBADMSG,
-          WHAT ": apps[0].mounts[1].path: \"d\": must be an absolute path" },
+          WHAT ": app a: mounts[1].path: \"d\": must be an absolute path" },
         { ONE_APP("", ",\"mounts\":[{\"volume\":\"v\",\"path\":\"/d\"},{\"volume\":\"w\",\"path\":\"/d\"}]")
           ",\"volumes\":[{\"name\":\"v\",\"kind\":\"empty\"},{\"name\":\"w\",\"kind\":\"empty\"}]}", -EBADMSG,
-          WHAT ": apps[0].mounts[1].path: \"/d\" is already the path of mounts[0]" },
+          WHAT ": app a: mounts[1].path: \"/d\" is already the path of mounts[0]" },
         { ONE_APP("", ",\"mounts\":[{\"volume\":\"v\"}]") ",\"volumes\":[{\"name\":\"v\",\"kind\":\"empty\"}]}",
-          -EBADMSG, WHAT ": apps[0].mounts[0].path: missing" },
+          -EBADMSG, WHAT ": app a: mounts[0].path: missing" },
         { ONE_APP("", ",\"annotations\":[{\"name\":\"a\",\"value\":\"1\"},{\"name\":\"a\",\"value\":\"2\"}]") "}",
-          -EBADMSG, WHAT ": apps[0].annotations[1].name: duplicate annotation \"a\"" },
+          -EBADMSG, WHAT ": app a: annotations[1].name: duplicate annotation \"a\"" },
         { ONE_APP("", ",\"annotations\":[{\"name\":\"a b\",\"value\":\"1\"}]") "}", -EBADMSG,
-          WHAT ": apps[0].annotations[0].name: \"a b\" is not a valid identifier" },
+          WHAT ": app a: annotations[0].name: \"a b\" is not a valid identifier" },
         { ONE_APP("", ",\"annotations\":[{\"name\":\"a\",\"value\":true}]") "}", -EBADMSG,
-          WHAT ": apps[0].annotations[0].value: expected a string" },
+          WHAT ": app a: annotations[0].value: expected a string" },
         /* volumes[] */
         { HEAD "\"apps\":[],\"volumes\":{}}", -EBADMSG, WHAT ": field \"volumes\": expected an array" },
         { VOLS("{\"name\":\"data\",\"kind\":\"empty\"},{\"name\":\"data\",\"kind\":\"empty\"}"), -EBADMSG,
@@ -611,18 +611,18 @@ static void test_refused_changes(void) {
         char *env_empty_name[] = { "=x", NULL };
         PodAppSpec empty_name = { .name = "n", .image_id = ID1, .exec = exec, .environment = env_empty_name };
         REFUSED(pod_manifest_add_app(m, &empty_name, &err), -EBADMSG,
-                       "apps[2].app.environment[0].name: must not be empty");
+                       "app n: app.environment[0].name: must not be empty");
         ASSERT_UNCHANGED(m, before);
 
         PodMount mounts[] = { { "scratch", "/ok" }, { "nope", "/x" } };
         PodAppSpec bad_mount = { .name = "n", .image_id = ID1, .exec = exec, .mounts = mounts, .n_mounts = 2 };
         REFUSED(pod_manifest_add_app(m, &bad_mount, &err), -EBADMSG,
-                       "pod manifest: apps[2].mounts[1].volume: no volume \"nope\" in the pod");
+                       "pod manifest: app n: mounts[1].volume: no volume \"nope\" in the pod");
         ASSERT_UNCHANGED(m, before);
 
         PodMount rel[] = { { "data", "relative" } };
         PodAppSpec bad_path = { .name = "n", .image_id = ID1, .exec = exec, .mounts = rel, .n_mounts = 1 };
-        REFUSED(pod_manifest_add_app(m, &bad_path, &err), -EBADMSG, "apps[2].mounts[0].path");
+        REFUSED(pod_manifest_add_app(m, &bad_path, &err), -EBADMSG, "app n: mounts[0].path");
         ASSERT_UNCHANGED(m, before);
 
         PodAppSpec bad_name = { .name = "N", .image_id = ID1, .exec = exec };
@@ -634,26 +634,26 @@ static void test_refused_changes(void) {
         ASSERT_UNCHANGED(m, before);
 
         PodAppSpec bad_id = { .name = "n", .image_id = "sha256:abc", .exec = exec };
-        REFUSED(pod_manifest_add_app(m, &bad_id, &err), -EBADMSG, "apps[2].image.id");
+        REFUSED(pod_manifest_add_app(m, &bad_id, &err), -EBADMSG, "app n: image.id");
         ASSERT_UNCHANGED(m, before);
 
         PodAppSpec no_exec = { .name = "n", .image_id = ID1 };
-        REFUSED(pod_manifest_add_app(m, &no_exec, &err), -EBADMSG, "apps[2].app.exec: missing");
+        REFUSED(pod_manifest_add_app(m, &no_exec, &err), -EBADMSG, "app n: app.exec: missing");
         ASSERT_UNCHANGED(m, before);
 
         char *empty_exec[] = { NULL };
         PodAppSpec exec0 = { .name = "n", .image_id = ID1, .exec = empty_exec };
-        REFUSED(pod_manifest_add_app(m, &exec0, &err), -EBADMSG, "apps[2].app.exec: must not be empty");
+        REFUSED(pod_manifest_add_app(m, &exec0, &err), -EBADMSG, "app n: app.exec: must not be empty");
         ASSERT_UNCHANGED(m, before);
 
         PodAppSpec bad_wd = { .name = "n", .image_id = ID1, .exec = exec, .working_directory = "/a/../b" };
-        REFUSED(pod_manifest_add_app(m, &bad_wd, &err), -EBADMSG, "apps[2].app.workingDirectory");
+        REFUSED(pod_manifest_add_app(m, &bad_wd, &err), -EBADMSG, "app n: app.workingDirectory");
         ASSERT_UNCHANGED(m, before);
 
         PodNameValue bad_ann[] = { { "ok", "1" }, { "ok", "2" } };
         PodAppSpec dup_ann = { .name = "n", .image_id = ID1, .exec = exec, .annotations = bad_ann, .n_annotations = 2 };
         REFUSED(pod_manifest_add_app(m, &dup_ann, &err), -EBADMSG,
-                       "apps[2].annotations[1].name: duplicate annotation \"ok\"");
+                       "app n: annotations[1].name: duplicate annotation \"ok\"");
         ASSERT_UNCHANGED(m, before);
 
         REFUSED(pod_manifest_remove_app(m, "nope", &err), -ENOENT, "no app named \"nope\"");
