@@ -207,20 +207,31 @@ int verb_stop(int argc, char **argv) {
 }
 
 static const char enter_usage[] =
-        "Usage: sdpod enter [--app=NAME] UUID [CMD [ARGS...]]\n"
+        "Usage: sdpod enter [--app=NAME] [-t] [-i] UUID [CMD [ARGS...]]\n"
         "\n"
         "Runs CMD (default: /bin/sh) inside a running app of a pod, as root of the\n"
         "pod in the app's root \"/\", with the app's environment and confinement:\n"
         "the pod's systemd starts it as a unit with the app's settings\n"
-        "(sdpod-security(7)). Standard input, output and error are sdpod's, and\n"
-        "nothing else of its; Ctrl-C reaches CMD. The exit status is CMD's\n"
-        "(127: not found, 126: not executable or not run).\n"
+        "(sdpod-security(7)). It gets sdpod's standard input, output and error\n"
+        "(nothing else of its), but never a terminal of the caller's: a terminal\n"
+        "is relayed through a pipe, and input from a terminal is /dev/null without\n"
+        "-i. Ctrl-C reaches CMD. The exit status is CMD's (127: not found, 126:\n"
+        "not executable or not run).\n"
         "\n"
-        "  --app=NAME   the app (needed when the pod has more than one)\n";
+        "  --app=NAME         the app (needed when the pod has more than one)\n"
+        "  -t, --tty          run CMD on a new terminal of the pod's, relayed to\n"
+        "                     sdpod's: CMD sees a terminal of the caller's size,\n"
+        "                     resized with it; stdout and stderr both go to it\n"
+        "  -i, --interactive  pass input on when it is a terminal (with -t: typed\n"
+        "                     keys, the caller's terminal in raw mode meanwhile,\n"
+        "                     so Ctrl-C and Ctrl-Z reach CMD's terminal)\n"
+        "\n"
+        "An interactive shell: sdpod enter -ti UUID\n";
 
 int verb_enter(int argc, char **argv) {
         const char *app;
-        int status, i = cli_parse_app_options(argc, argv, enter_usage, true, &app, &status);
+        unsigned flags;
+        int status, i = cli_parse_enter_options(argc, argv, enter_usage, true, &app, &flags, &status);
         if (i < 0)
                 return status;
         Error *err = NULL;
@@ -228,6 +239,6 @@ int verb_enter(int argc, char **argv) {
         _cleanup_pod_ Pod *p = NULL;
         if (cli_open_pod(argv[i], &ps, &p, &err) < 0)
                 return cli_fail(err);
-        pod_enter(p, app, false, argv + i + 1, &err);
+        pod_enter(p, app, flags, argv + i + 1, &err);
         return cli_fail(err);
 }
