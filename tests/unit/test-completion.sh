@@ -262,7 +262,7 @@ expect 'sdpod status --' --help --format= --wait --wait=
 expect 'sdpod status --format ' table json
 expect 'sdpod gc --' --help --grace-period= --expire-prepared= --mark-only
 expect 'sdpod journal --' --help --app=
-expect 'sdpod enter --' --help --app=
+expect 'sdpod enter --' --help --app= --tty --interactive
 expect 'sdpod no-such-command '
 
 # An option that ends in "=" takes its value without a blank.
@@ -317,6 +317,7 @@ expect 'sdpod run-prepared ' "$PREPARED"
 expect 'sdpod stop ' "$RUNNING"
 expect 'sdpod stop --force ' "$RUNNING"
 expect 'sdpod enter ' "$RUNNING"
+expect 'sdpod enter -t -i ' "$RUNNING"
 expect 'sdpod rm ' "$PREPARED" "$EXITED" "$MARKED"
 expect 'sdpod rm 7a1e 9' "$EXITED" "$MARKED"
 expect 'sdpod journal ' "$RUNNING" "$EXITED" "$MARKED"
@@ -365,6 +366,8 @@ expect 'podapp add ' "$RUNNING"
 expect "podapp add $RUNNING " busybox:1.36 example.com/my-app:latest
 expect "podapp add $RUNNING --app=new busybox:1.36 -- "
 expect "podapp exec $RUNNING --app=nginx -- "
+expect "podapp exec -t -i $RUNNING --app=nginx -- "
+expect 'podapp exec --' --help --app= --tty --interactive
 
 # --app= takes the apps of the pod on the command line, from 'podapp list'.
 expect "podapp start $RUNNING --app=" nginx builder
@@ -403,12 +406,12 @@ help_commands() {
 }
 
 # help_options HELP: the options a --help text lists (in its usage line, and
-# at the start of a line of their own), written as completed:
+# at the start of a line of their own, after its short form "-t, "), written as completed:
 # "--name=" for one that takes a value, "--force" for one that does not,
 # both for "--wait[=TIMEOUT]".
 help_options() {
 	{
-		sed -n 's/^[[:space:]]*\(--[a-z][a-z-]*\)\([=[]\?\).*/\1 \2/p' <<<"$1"
+		sed -n 's/^[[:space:]]*\(-[a-z], \)\?\(--[a-z][a-z-]*\)\([=[]\?\).*/\2 \3/p' <<<"$1"
 		grep '^Usage:' <<<"$1" | grep -o -- '--[a-z][a-z-]*[=[]\?' | sed 's/^\(--[a-z-]*\)\(.\?\)$/\1 \2/'
 	} | while read -r opt kind; do
 		case $kind in
