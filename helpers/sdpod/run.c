@@ -43,7 +43,7 @@ int verb_run_prepared(int argc, char **argv) {
 }
 
 static const char run_usage[] =
-        "Usage: sdpod run [--detach] [--uuid-file=PATH] [--replace] [PREPARE OPTIONS] IMAGE [APP OPTIONS] [-- ARGS...]\n"
+        "Usage: sdpod run [--detach] [--uuid-file=PATH] [--replace] [-t] [PREPARE OPTIONS] IMAGE [APP OPTIONS] [-- ARGS...]\n"
         "                 [--- IMAGE [APP OPTIONS] [-- ARGS...]]...\n"
         "\n"
         "Prepares a pod as 'sdpod prepare' does (see 'sdpod prepare --help' for the\n"
@@ -60,7 +60,11 @@ static const char run_usage[] =
         "  --replace         first remove the pods of the same --name that are not\n"
         "                    running (exited, prepared, failed); refuse if one runs.\n"
         "                    A service that runs a fresh pod on each start uses it\n"
-        "                    (sdpod-pod-generator(8))\n";
+        "                    (sdpod-pod-generator(8))\n"
+        "  -t, --tty         run the pod's app (one app) on the pod's console, as its\n"
+        "                    controlling terminal, relayed to sdpod's terminal:\n"
+        "                    typed keys (Ctrl-C, Ctrl-Z) reach it, the console has\n"
+        "                    the terminal's size and follows it; not with --detach\n";
 
 int verb_run(int argc, char **argv) {
         if (cli_wants_help(argc, argv)) {
@@ -69,7 +73,7 @@ int verb_run(int argc, char **argv) {
         }
         Error *err = NULL;
         const char *uuid_file = NULL;
-        bool detach = false, replace = false;
+        bool detach = false, replace = false, tty = false;
         int i = 1;
         for (; i < argc; i++)
                 if (startswith(argv[i], "--uuid-file="))
@@ -78,10 +82,14 @@ int verb_run(int argc, char **argv) {
                         detach = true;
                 else if (streq(argv[i], "--replace"))
                         replace = true;
+                else if (streq(argv[i], "-t") || streq(argv[i], "--tty"))
+                        tty = true;
                 else
                         break;
         if (uuid_file && !*uuid_file)
                 return cli_usage_error(argv[0], "--uuid-file= needs a path");
+        if (tty && detach)
+                return cli_usage_error(argv[0], "-t runs the app on sdpod's terminal: not with --detach");
         PodArgs args = {};
         if (pod_args_parse(argc - i, argv + i, true, &args, &err) < 0) {
                 int status = cli_usage_error(argv[0], "%s", err->msg);
@@ -92,6 +100,16 @@ int verb_run(int argc, char **argv) {
                 pod_args_done(&args);
                 return cli_usage_error(argv[0], "--replace needs --name: it replaces the pods of that name");
         }
+        if (tty && args.n_apps != 1) {
+                size_t n = args.n_apps;
+                pod_args_done(&args);
+                /* The console is one terminal: two apps reading it would
+                 * take each other's keys. */
+                return cli_usage_error(argv[0], "-t: the pod has %zu apps; only a pod of one app runs on the terminal "
+                                       "(reach the others with 'sdpod enter -ti')", n);
+        }
+        if (tty)
+                args.apps[0].tty = true;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *p = NULL;
         int r;

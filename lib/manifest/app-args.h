@@ -47,6 +47,7 @@ typedef struct AppArgs {
         /* --pre-start, --pre-stop, --post-stop: its event handlers */
         PodEventHandler *hooks;
         size_t n_hooks;
+        bool tty;               /* sdpod run -t: on the pod's console (POD_ANNOTATION_TTY) */
 } AppArgs;
 
 typedef struct PodArgs {

@@ -171,6 +171,36 @@ for p in "${HOLDERS[@]}"; do kill -TERM "$p" 2>/dev/null || true; wait "$p" 2>/d
 HOLDERS=()
 
 # ---------------------------------------------------------------------------
+echo "# sdpod run -t: the app on the pod's console, relayed by nspawn"
+# ---------------------------------------------------------------------------
+RUN="$SDPOD --dir=$DATA run"
+at_terminal --rows=33 --cols=101 expect:READY resize:44:120 sleep:0.5 'send:hello\r' expect:DONE -- \
+	sh -c "$(around "$RUN -t busybox --exec=/bin/sh -- -c 'tty; stty size; echo READY; read x; echo got=\$x; stty size; /bin/tty-probe \"echo INJECTED\"; echo DONE; exit 42'")"
+assert_eq "run -t: the app's exit status is the pod's" "0 42" "$RC $EXIT"
+assert_contains "run -t: the app has a terminal" "$OUT" "/dev/pts/"
+assert_contains "run -t: of the user's size" "$OUT" "33 101"
+assert_contains "run -t: resized with it" "$OUT" "44 120"
+assert_contains "run -t: typed keys reach it" "$OUT" "got=hello"
+assert_contains "run -t: the console is the app's controlling terminal" "$OUT" "devtty tty=yes"
+assert_not_contains "run -t: what it injects stays in the pod" "$LEFTOVER" "INJECTED"
+modes_kept "run -t"
+start=$(date +%s)
+at_terminal expect:READY 'send:\x03' -- \
+	sh -c "$(around "$RUN -t --uuid-file=$T/u-int busybox --exec=/bin/sh -- -c 'echo READY; sleep 100; echo not-interrupted'")"
+assert_eq "run -t: Ctrl-C reached the app, the pod ended" 0 "$RC"
+assert_not_contains "run -t: sleep was interrupted" "$OUT" "not-interrupted"
+echo "# run -t, Ctrl-C: pod exit $EXIT, app recorded $(status_of "$(cat "$T/u-int")" app-busybox)"
+assert_eq "run -t: the app's end by SIGINT is recorded" 130 "$(status_of "$(cat "$T/u-int")" app-busybox)"
+check "run -t: Ctrl-C, within 20 s ($(($(date +%s) - start)) s)" test $(($(date +%s) - start)) -lt 20
+modes_kept "run -t, Ctrl-C"
+assert_exit 2 sd run -t busybox --exec=/bin/true --- busybox --exec=/bin/true
+assert_contains "run -t: one app only" "$ERR" "only a pod of one app runs on the terminal"
+assert_exit 2 sd run -t --detach busybox --exec=/bin/true
+assert_contains "run -t: not detached" "$ERR" "not with --detach"
+assert_exit 7 bash -c "$RUN -t busybox --exec=/bin/sh -- -c 'test -t 0 && echo console-tty; exit 7' </dev/null"
+assert_contains "run -t without a terminal of the user's: still the console, read-only" "$OUT" "console-tty"
+
+# ---------------------------------------------------------------------------
 echo "# podapp exec -t -i in a mutable pod, as the app's user"
 # ---------------------------------------------------------------------------
 assert_exit 0 pa sandbox --name=tty-sb

@@ -247,7 +247,7 @@ expect 'sdpod prepare --' --help --name= --volume= --private-users= --pod-stop-t
 expect 'sdpod prepare --wo' --working-dir=
 expect 'sdpod prepare --w' --watchdog= --watchdog-file= --working-dir=
 expect 'sdpod prepare --private-users=' yes no
-expect 'sdpod run --' --detach --uuid-file= --replace --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
+expect 'sdpod run --' --detach --uuid-file= --replace --tty --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
 	--app= --exec= --set-env= --user= --group= \
 	--working-dir= --mount= "${app_lifecycle[@]}"
 expect 'sdpod run --d' --detach --dns= --dns-search= --dns-option=
