@@ -28,6 +28,7 @@ typedef struct ExecStdio {
         int pipe_src[3];                /* the read ends of stdout and stderr's pipes */
         char tty_path[32];              /* "/dev/pts/N" in the pod, or "" */
         int master;                     /* its master, ours */
+        int slave;                      /* and a slave fd we hold (pod_pty_open()) */
         Relay relay;
         bool from_pod[RELAY_CHANNELS_MAX];
         int term_fd;                    /* the caller's terminal put in raw mode, or -1 */
@@ -42,7 +43,7 @@ typedef struct ExecStdio {
  * thing opened, and what was opened must be a pty master. The slave is
  * handed to the pod's root: the pod may do with it what it likes, it is
  * its own; the caller's terminal never comes near it. */
-static int pod_pty_open(pid_t leader, uid_t owner, char path[static 32], Error **err) {
+static int pod_pty_open(pid_t leader, uid_t owner, char path[static 32], int *ret_slave, Error **err) {
         char root[64];
         snprintf(root, sizeof(root), "/proc/%d/root", (int) leader);
         _cleanup_close_ int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
@@ -79,6 +80,11 @@ static int pod_pty_open(pid_t leader, uid_t owner, char path[static 32], Error *
         if (slave < 0 || fchown(slave, owner, (gid_t) -1) < 0)
                 return error_sys(err, -errno, "the pod's pty %d", n);
         snprintf(path, 32, "/dev/pts/%d", n);
+        /* Kept open by us (never read, never the pod's): with no slave
+         * open, the master reads EIO, which would end the relay before the
+         * pod's systemd has opened the pty, or between two openers. The
+         * command's end is the unit's, not the pty's. */
+        *ret_slave = TAKE_FD(slave);
         return TAKE_FD(master);
 }
 
@@ -94,6 +100,8 @@ static void exec_stdio_done(ExecStdio *s) {
                         close(s->pipe_src[i]);
         if (s->master >= 0)
                 close(s->master);
+        if (s->slave >= 0)
+                close(s->slave);
 }
 
 /* A pipe whose write end the command gets as fd i (stdout, stderr; the
@@ -106,19 +114,27 @@ static int relay_through_pipe(ExecStdio *s, int i) {
         bool in = i == 0;
         s->fd[i] = s->own[i] = in ? p[0] : p[1];
         s->from_pod[s->relay.n] = !in;
-        if (!in)
+        if (!in) {
                 s->pipe_src[i] = p[0];
-        return in ? relay_add(&s->relay, 0, p[1], true, -1) : relay_add(&s->relay, p[0], i, false, -1);
+                return relay_add(&s->relay, p[0], i, false, -1);
+        }
+        int r = relay_add(&s->relay, 0, p[1], true, -1);
+        if (r < 0)
+                close(p[1]);    /* the relay's to close once added */
+        return r;
 }
 
 static int exec_stdio_setup(ExecStdio *s, const PodExec *x, Error **err) {
-        *s = (ExecStdio) { .fd = { 0, 1, 2 }, .own = { -1, -1, -1 }, .pipe_src = { -1, -1, -1 }, .master = -1, .term_fd = -1, .size_fd = -1 };
+        *s = (ExecStdio) {
+                .fd = { 0, 1, 2 }, .own = { -1, -1, -1 }, .pipe_src = { -1, -1, -1 },
+                .master = -1, .slave = -1, .term_fd = -1, .size_fd = -1,
+        };
         bool term[3];
         for (int i = 0; i < 3; i++)
                 term[i] = isatty(i);
         int r;
         if (x->tty) {
-                r = pod_pty_open(x->leader, x->root_uid, s->tty_path, err);
+                r = pod_pty_open(x->leader, x->root_uid, s->tty_path, &s->slave, err);
                 if (r < 0)
                         return error_prefix(err, "app %s", x->app);
                 s->master = r;
