@@ -40,6 +40,9 @@ at_terminal() {
 	LEFTOVER=$(sed -n 's/^LEFTOVER=//p' <<<"$OUT" | tail -n1)
 	MAXRSS=$(sed -n 's/^MAXRSS=//p' <<<"$OUT" | tail -n1)
 	[ "$RC" = 0 ] || { echo "# pty-session: $(cat "$T/session.err")"; sed 's/^/#   /' <<<"$OUT"; }
+	# What sdpod says on the terminal is in the output.
+	printf '%s\n' "$OUT" >"$T/session.out"
+	no_sanitizer_report "at a terminal: ${*: -1}" "$T/session.out"
 }
 # In the session: the terminal's mode before and after, around CMD, whose
 # status passes through.
