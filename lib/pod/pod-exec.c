@@ -345,6 +345,10 @@ int pod_exec(sd_bus *bus, const PodExec *x, int *ret_status, Error **err) {
                         s.own[i] = (close(s.own[i]), -1);
         if (r >= 0)
                 r = wait_for_end(bus, unit, sigfd, &s, err);
+        /* Our slave closed, the master reads EIO once the rest is read,
+         * unless something of the pod's still holds the pty. */
+        if (s.slave >= 0)
+                s.slave = (close(s.slave), -1);
         if (r >= 0)
                 relay_drain(&s.relay, s.from_pod, 100, 1000, 4U << 20);
         exec_stdio_done(&s);

@@ -137,6 +137,13 @@ for opts in "" "-i" "-t -i" "-t"; do
 	esac
 done
 
+# Input from elsewhere, output to the terminal: before, the terminal itself
+# was the command's stdout and stderr, and the probe turned its echo off.
+at_terminal sleep:1 -- sh -c "$(around "$ENTER $P /bin/tty-probe 'echo INJECTED' </dev/null")"
+assert_contains "stdout to the terminal: the command's is no terminal" "$OUT" "fd1 tty=no"
+assert_contains "stderr to the terminal: the command's is no terminal" "$OUT" "fd2 tty=no"
+modes_kept "stdout and stderr a terminal, the probe turned echo off"
+
 # ---------------------------------------------------------------------------
 echo "# a flood of output: Ctrl-C still gets through; sdpod stays small"
 # ---------------------------------------------------------------------------
