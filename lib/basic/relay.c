@@ -113,11 +113,9 @@ static void channel_maybe_close(RelayChannel *c) {
         }
 }
 
-int relay_process(Relay *r, const struct pollfd *p, size_t n) {
-        (void) p;
-        (void) n;
-        /* Every fd is non-blocking: trying them all is simpler than
-         * mapping poll's answers back, and costs an EAGAIN at most. */
+void relay_process(Relay *r) {
+        /* Trying them all is simpler than mapping poll's answers back,
+         * and costs an EAGAIN at most. */
         for (size_t i = 0; i < r->n; i++) {
                 RelayChannel *c = &r->ch[i];
                 channel_flush(c);
@@ -125,7 +123,6 @@ int relay_process(Relay *r, const struct pollfd *p, size_t n) {
                 channel_flush(c);
                 channel_maybe_close(c);
         }
-        return 0;
 }
 
 static long long now_msec(void) {

@@ -46,11 +46,10 @@ void relay_done(Relay *r);
 /* The pollfds the relay needs now, written to p (room for
  * 2 * RELAY_CHANNELS_MAX); returns how many. */
 size_t relay_pollfds(const Relay *r, struct pollfd *p);
-/* Reads and writes what poll said is ready (p, n: as relay_pollfds gave
- * them, with revents). A negative errno only for what is not the peer's
- * doing (ENOMEM); EOF, EIO (a pty whose other side closed) and EPIPE end a
- * channel quietly. */
-int relay_process(Relay *r, const struct pollfd *p, size_t n);
+/* Reads and writes what is ready, after a poll on relay_pollfds()'s fds:
+ * every fd is non-blocking, so each channel is simply tried. EOF, EIO (a
+ * pty whose other side closed) and EPIPE end a channel quietly. */
+void relay_process(Relay *r);
 
 /* After the command has ended: copies what is left in the channels whose
  * source is the pod's side (from_pod[i]) until they reach EOF, or nothing

@@ -293,7 +293,7 @@ static int wait_for_end(sd_bus *bus, const char *unit, int sigfd, ExecStdio *s, 
                         } else
                                 (void) bus_unit_kill(bus, unit, "main", (int) si.ssi_signo, NULL);
                 }
-                (void) relay_process(&s->relay, p + 2, n - 2);
+                relay_process(&s->relay);
         }
 }
 

@@ -24,7 +24,7 @@ static void pump(Relay *r, int msec) {
                 if (n == 0)
                         return;
                 if (poll(p, n, 10) > 0)
-                        relay_process(r, p, n);
+                        relay_process(r);
         }
 }
 
