@@ -199,7 +199,7 @@ int main(int argc, char **argv) {
 
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
-        if (pod_store_open(argv[1], true, &ps, &err) < 0) {
+        if (pod_store_open(argv[1], true, false, &ps, &err) < 0) {
                 fprintf(stderr, "%s: %s\n", argv[0], err->msg);
                 error_free(err);
                 return 1;

@@ -149,8 +149,7 @@ static int verb_sandbox(int argc, char **argv) {
                         }
                         break;
                 default:
-                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-                        status = EXIT_USAGE;
+                        status = cli_option_error(argv[0], "h", argc, argv);
                         goto out;
                 }
         }
@@ -166,7 +165,7 @@ static int verb_sandbox(int argc, char **argv) {
                 goto out;
         }
         char uuid[UUID_STRING_MAX];
-        if (pod_launch_prepared(ps, &p, uuid, &err) < 0) {
+        if (pod_launch_prepared(ps, &p, uuid, NULL, &err) < 0) {
                 status = cli_fail(err);
                 goto out;
         }
@@ -251,11 +250,14 @@ static int parse_app_verb(int argc, char **argv, const char *verb_usage, unsigne
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
                 bool allowed = (c == 'a' && (want & WANT_APP)) || (c == 'g' && (want & WANT_GRACE)) ||
                         ((c == 'f' || c == 'L') && (want & WANT_FORMAT)) || c == 'h';
-                if (c == '?' || !allowed) {
-                        if (c != '?')
-                                fprintf(stderr, "%s: option '%s' is not one of this command's\n", argv[0], argv[optind - 1]);
-                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-                        *ret_status = EXIT_USAGE;
+                if (c == '?') {
+                        *ret_status = cli_option_error(argv[0], "h", argc, argv);
+                        return -1;
+                }
+                if (!allowed) {
+                        /* Another podapp command's option. */
+                        *ret_status = cli_usage_error(argv[0], "unknown option \"%.*s\": it is not one of this command's",
+                                                      (int) strcspn(argv[optind - 1], "="), argv[optind - 1]);
                         return -1;
                 }
                 switch (c) {
@@ -365,10 +367,10 @@ static struct json_object *status_json(const AppStatus *s) {
         if (!o || json_add_string(o, "name", s->name) < 0 ||
             json_add_string(o, "state", app_state_to_string(s->state)) < 0 ||
             cli_json_add_time(o, "created", s->created_usec) < 0 || cli_json_add_time(o, "started", s->started_usec) < 0 ||
-            cli_json_add_time(o, "finished", s->finished_usec) < 0 ||
-            json_object_object_add(o, "exit_code", s->has_exit_code ? json_object_new_int(s->exit_code) : NULL) < 0 ||
+            cli_json_add_time(o, "exited", s->exited_usec) < 0 ||
+            json_object_object_add(o, "exit_status", s->exited ? json_object_new_int(s->exit_status) : NULL) < 0 ||
             json_object_object_add(o, "restarts", json_object_new_int((int) s->restarts)) < 0 ||
-            json_object_object_add(o, "restart_exit_code", s->restarts ? json_object_new_int(s->restart_exit_code) : NULL) < 0 ||
+            json_object_object_add(o, "restart_exit_status", s->restarts ? json_object_new_int(s->restart_exit_status) : NULL) < 0 ||
             json_object_object_add(o, "health", s->health ? json_object_new_string(s->health) : NULL) < 0) {
                 json_object_put(o);
                 return NULL;
@@ -409,16 +411,16 @@ static int verb_list(int argc, char **argv) {
                 status = arr ? (cli_print_json(arr) < 0 ? EXIT_ERROR : EXIT_OK) : cli_fail(NULL);
                 json_object_put(arr);
         } else {
-                _cleanup_(table_freep) Table *t = table_new(7, "APP", "STATE", "CREATED", "STARTED", "FINISHED", "EXIT",
+                _cleanup_(table_freep) Table *t = table_new(7, "APP", "STATE", "CREATED", "STARTED", "EXITED", "EXIT",
                                                             "RESTARTS");
                 for (size_t i = 0; t && i < n; i++) {
                         char c[32], s[32], f[32], code[16], restarts[16];
-                        snprintf(code, sizeof(code), "%d", apps[i].exit_code);
+                        snprintf(code, sizeof(code), "%d", apps[i].exit_status);
                         snprintf(restarts, sizeof(restarts), "%u", apps[i].restarts);
                         if (table_add_row(t, apps[i].name, app_state_to_string(apps[i].state),
                                           cli_table_time(apps[i].created_usec, c), cli_table_time(apps[i].started_usec, s),
-                                          cli_table_time(apps[i].finished_usec, f),
-                                          apps[i].has_exit_code ? code : NULL, restarts) < 0)
+                                          cli_table_time(apps[i].exited_usec, f),
+                                          apps[i].exited ? code : NULL, restarts) < 0)
                                 status = cli_fail(NULL);
                 }
                 if (!t)
@@ -456,27 +458,27 @@ static int verb_status(int argc, char **argv) {
                 json_object_put(o);
                 return status;
         }
-        char c[32], st[32], f[32];
-        printf("app:      %s\n", s.name);
-        printf("state:    %s\n", app_state_to_string(s.state));
-        printf("created:  %s\n", cli_table_time(s.created_usec, c) ?: "-");
-        printf("started:  %s\n", cli_table_time(s.started_usec, st) ?: "-");
-        printf("finished: %s\n", cli_table_time(s.finished_usec, f) ?: "-");
-        if (s.has_exit_code)
-                printf("exit:     %d\n", s.exit_code);
-        else
-                printf("exit:     -\n");
+        /* The layout of sdpod status: KEY=VALUE lines, a key only when
+         * its value is known. */
+        char ts[32];
+        printf("name=%s\nstate=%s\n", s.name, app_state_to_string(s.state));
+        if (s.created_usec && (format_timestamp(s.created_usec, ts), true))
+                printf("created=%s\n", ts);
+        if (s.started_usec && (format_timestamp(s.started_usec, ts), true))
+                printf("started=%s\n", ts);
+        if (s.exited_usec && (format_timestamp(s.exited_usec, ts), true))
+                printf("exited=%s\n", ts);
+        if (s.exited)
+                printf("exit-status=%d\n", s.exit_status);
         if (s.restarts)
-                printf("restarts: %u (the last after exit %d)\n", s.restarts, s.restart_exit_code);
-        else
-                printf("restarts: 0\n");
+                printf("restarts=%u\nrestart-exit-status=%d\n", s.restarts, s.restart_exit_status);
         if (s.health)
-                printf("health:   %s\n", s.health);
+                printf("health=%s\n", s.health);
         return EXIT_OK;
 }
 
 static const char exec_usage[] =
-        "Usage: podapp exec UUID --app=NAME [-t] [-i] -- COMMAND [ARGS...]\n"
+        "Usage: podapp exec UUID --app=NAME [-t] [-i] [--] COMMAND [ARGS...]\n"
         "\n"
         "Runs COMMAND in a running app: as its user and group, in its root and\n"
         "working directory, with its environment and confinement: the pod's\n"

@@ -20,6 +20,7 @@ static const char usage[] =
         "  status        show a pod's state, times and app exit statuses\n"
         "  cat-manifest  print a pod's manifest\n"
         "  journal       show a pod's journal: its apps' output and its systemd's log\n"
+        "  stats         show the CPU, memory, pids and block I/O of running pods\n"
         "  rm            remove exited, prepared or failed pods\n"
         "  gc            collect exited and failed pods\n"
         "\n"
@@ -42,6 +43,7 @@ static const Verb verbs[] = {
         { "status", verb_status, NULL },
         { "cat-manifest", verb_cat_manifest, NULL },
         { "journal", verb_journal, NULL },
+        { "stats", verb_stats, NULL },
         { "rm", verb_rm, NULL },
         { "gc", verb_gc, NULL },
         {},

@@ -11,6 +11,7 @@
 #include "pod/pod-info.h"
 #include "pod/pod-journal.h"
 #include "pod/pod-prepare.h"
+#include "pod/pod-ref.h"
 #include "pod/pod-userns.h"
 #include "sdpod.h"
 
@@ -32,7 +33,7 @@ static char *join_apps(const PodManifest *m, bool images) {
 }
 
 static const char prepare_usage[] =
-        "Usage: sdpod prepare [--name=NAME] [--volume=SPEC]... IMAGE [APP OPTIONS] [-- ARGS...]\n"
+        "Usage: sdpod prepare [POD OPTIONS] IMAGE [APP OPTIONS] [-- ARGS...]\n"
         "                     [--- IMAGE [APP OPTIONS] [-- ARGS...]]...\n"
         "\n"
         "Prepares a pod of one app per IMAGE and prints its UUID; start it with\n"
@@ -200,7 +201,7 @@ int verb_list(int argc, char **argv) {
         if (!array && !t)
                 return cli_fail(NULL);
         ListContext c = { .array = array, .table = t };
-        if (cli_open_pods(&ps, &err) < 0 || pod_foreach(ps, list_one, &c, &err) < 0)
+        if (cli_open_pods_to_read(&ps, &err) < 0 || pod_foreach(ps, list_one, &c, &err) < 0)
                 return cli_fail(err);
         if (array)
                 return cli_print_json(array);
@@ -294,7 +295,7 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
 }
 
 static const char status_usage[] =
-        "Usage: sdpod status [--format=json] [--wait[=TIMEOUT]] UUID\n"
+        "Usage: sdpod status [--format=table|json] [--wait[=TIMEOUT]] UUID\n"
         "\n"
         "Shows a pod's state, its creation, start and exit times, its user namespace\n"
         "(private-users=BASE:65536, or no), its network (net=, and while it runs\n"
@@ -338,8 +339,7 @@ int verb_status(int argc, char **argv) {
                                 return cli_usage_error(argv[0], "--wait=%s: not a duration (like 30s, 5m, 1h)", optarg);
                         break;
                 default:
-                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-                        return EXIT_USAGE;
+                        return cli_option_error(argv[0], "h", argc, argv);
                 }
         if (optind != argc - 1)
                 return cli_usage_error(argv[0], optind >= argc ? "missing UUID" : "takes one UUID");
@@ -347,7 +347,7 @@ int verb_status(int argc, char **argv) {
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *p = NULL;
-        if (cli_open_pod(argv[optind], &ps, &p, &err) < 0)
+        if (cli_open_pod_to_read(argv[optind], &ps, &p, &err) < 0)
                 return cli_fail(err);
         int status = EXIT_OK;
         if (wait && pod_wait(ps, p, timeout, &err) < 0) {
@@ -379,7 +379,7 @@ int verb_cat_manifest(int argc, char **argv) {
         _cleanup_pod_ Pod *p = NULL;
         _cleanup_free_ char *data = NULL;
         size_t size;
-        if (cli_open_pod(argv[i], &ps, &p, &err) < 0)
+        if (cli_open_pod_to_read(argv[i], &ps, &p, &err) < 0)
                 return cli_fail(err);
         int r = read_file_at(p->fd, "pod", 16 << 20, &data, &size, &err);
         if (r == -ENOENT) {
@@ -394,26 +394,174 @@ int verb_cat_manifest(int argc, char **argv) {
 }
 
 static const char journal_usage[] =
-        "Usage: sdpod journal [--app=NAME] UUID [JOURNALCTL OPTIONS...]\n"
+        "Usage: sdpod journal [--app=NAME] [--since=TIME] [--lines=N] [--follow] UUID [JOURNALCTL OPTIONS...]\n"
         "\n"
         "Shows a pod's journal with journalctl(1): what its apps wrote to stdout and\n"
         "stderr, and what its systemd logged. The journal is kept in the pod's\n"
         "directory, so it can be read while the pod runs and after it has exited,\n"
-        "until the pod is removed. Options after the UUID go to journalctl (for\n"
-        "example -f, -o cat, --no-pager).\n"
+        "until the pod is removed. The options below may also come after the UUID;\n"
+        "other options there go to journalctl (for example -o cat, --no-pager), and\n"
+        "so does everything after a \"--\" there.\n"
         "\n"
-        "  --app=NAME  only the app's own entries (unit app@NAME.service)\n";
+        "  --app=NAME        only the app's own entries (unit app@NAME.service)\n"
+        "  --since=TIME      entries from TIME on: \"2026-11-25 10:00[:00]\" (local\n"
+        "                    time), 2026-11-25, 2026-11-25T10:00:00Z, today, yesterday,\n"
+        "                    -1h or \"1h ago\", @SECONDS since the epoch\n"
+        "  -n, --lines=N     only the last N entries (or all)\n"
+        "  -f, --follow      then show new entries as they come, until interrupted\n";
+
+typedef struct JournalArgs {
+        const char *app;
+        char *since;            /* journalctl's --since=@SECONDS */
+        char *lines;            /* journalctl's --lines=N */
+        bool follow;
+} JournalArgs;
+
+static void journal_args_done(JournalArgs *a) {
+        free(a->since);
+        free(a->lines);
+}
+
+/* One of sdpod journal's own options, with its value: 0, or the usage
+ * error's exit status. */
+static int journal_option(const char *command, int c, const char *value, JournalArgs *a) {
+        uint64_t v;
+        switch (c) {
+        case 'a':
+                a->app = value;
+                return 0;
+        case 's':
+                if (journal_since_parse(value, now_usec(), &v) < 0)
+                        return cli_usage_error(command, "--since=%s: not a time (like \"2026-11-25 10:00\", today, yesterday, -1h, "
+                                               "\"10m ago\", @1764000000)", value);
+                free(a->since);
+                a->since = NULL;
+                if (asprintf(&a->since, "--since=@%llu", (unsigned long long) (v / USEC_PER_SEC)) < 0)
+                        a->since = NULL;
+                return a->since ? 0 : cli_fail(NULL);
+        case 'n':
+                if (journal_lines_parse(value, &v) < 0)
+                        return cli_usage_error(command, "--lines=%s: not a number of lines (a number, or all)", value);
+                free(a->lines);
+                a->lines = NULL;
+                if (asprintf(&a->lines, "--lines=%s", value) < 0)
+                        a->lines = NULL;
+                return a->lines ? 0 : cli_fail(NULL);
+        case 'f':
+                a->follow = true;
+                return 0;
+        }
+        return EXIT_USAGE;
+}
+
+/* Which of our options arg is after the UUID ('a', 's', 'n', 'f'), and its value:
+ * in arg ("--since=X", "-n5"), or the next argument ("--since X", "-n 5"),
+ * which *consumed says. 0: journalctl's. */
+static int journal_option_after_uuid(char **argv, int i, int argc, const char **ret_value, int *consumed) {
+        static const struct {
+                const char *name;
+                int c;
+                bool has_value;
+        } table[] = {
+                { "--app", 'a', true }, { "--since", 's', true }, { "--lines", 'n', true }, { "-n", 'n', true },
+                { "--follow", 'f', false }, { "-f", 'f', false },
+        };
+        const char *arg = argv[i];
+        *consumed = 1;
+        for (size_t k = 0; k < ELEMENTSOF(table); k++) {
+                const char *rest = startswith(arg, table[k].name);
+                if (!rest)
+                        continue;
+                if (!table[k].has_value) {
+                        if (*rest)
+                                continue;
+                        *ret_value = NULL;
+                        return table[k].c;
+                }
+                if (*rest == '=' && table[k].name[1] == '-')
+                        *ret_value = rest + 1;
+                else if (*rest && table[k].name[1] != '-')
+                        *ret_value = rest; /* -n5 */
+                else if (*rest)
+                        continue;
+                else if (i + 1 < argc) {
+                        *ret_value = argv[i + 1];
+                        *consumed = 2;
+                } else
+                        *ret_value = NULL;
+                return table[k].c;
+        }
+        return 0;
+}
 
 int verb_journal(int argc, char **argv) {
-        const char *app;
-        int status, i = cli_parse_app_options(argc, argv, journal_usage, true, &app, &status);
-        if (i < 0)
-                return status;
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "app", required_argument, NULL, 'a' },
+                { "since", required_argument, NULL, 's' },
+                { "lines", required_argument, NULL, 'n' },
+                { "follow", no_argument, NULL, 'f' },
+                {},
+        };
+        _cleanup_(journal_args_done) JournalArgs a = {};
+        int c, status;
+        /* "+": the UUID ends these; what follows is sorted out below. */
+        while ((c = getopt_long(argc, argv, "+hn:f", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        fputs(journal_usage, stdout);
+                        return EXIT_OK;
+                case 'a':
+                case 's':
+                case 'n':
+                case 'f':
+                        if ((status = journal_option(argv[0], c, optarg, &a)) != 0)
+                                return status;
+                        break;
+                default:
+                        return cli_option_error(argv[0], "+hn:f", argc, argv);
+                }
+        if (optind >= argc)
+                return cli_usage_error(argv[0], "missing UUID");
+        const char *uuid = argv[optind];
+
+        /* After the UUID: ours are checked and taken out, the rest is
+         * journalctl's, as it always was. */
+        _cleanup_free_ char **rest = calloc((size_t) argc + 4, sizeof(char *));
+        if (!rest)
+                return cli_fail(NULL);
+        size_t n = 0;
+        for (int i = optind + 1; i < argc;) {
+                const char *value;
+                int consumed;
+                if (streq(argv[i], "--")) {
+                        while (++i < argc)
+                                rest[n++] = argv[i];
+                        break;
+                }
+                c = journal_option_after_uuid(argv, i, argc, &value, &consumed);
+                if (c == 0) {
+                        rest[n++] = argv[i++];
+                        continue;
+                }
+                if (c != 'f' && !value)
+                        return cli_usage_error(argv[0], "%s needs a value", argv[i]);
+                if ((status = journal_option(argv[0], c, value, &a)) != 0)
+                        return status;
+                i += consumed;
+        }
+        if (a.since)
+                rest[n++] = a.since;
+        if (a.lines)
+                rest[n++] = a.lines;
+        if (a.follow)
+                rest[n++] = "--follow";
+
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *p = NULL;
-        if (cli_open_pod(argv[i], &ps, &p, &err) >= 0)
-                pod_journal_exec(ps, p, app, argv + i + 1, &err);
+        if (cli_open_pod_to_read(uuid, &ps, &p, &err) >= 0)
+                pod_journal_exec(ps, p, a.app, rest, &err);
         return cli_fail(err);
 }
 
@@ -437,7 +585,7 @@ int verb_rm(int argc, char **argv) {
         status = EXIT_OK;
         for (; i < argc; i++) {
                 _cleanup_pod_ Pod *p = NULL;
-                if (pod_lookup(ps, argv[i], &p, &err) < 0 || pod_remove(ps, p, &err) < 0) {
+                if (pod_resolve(ps, argv[i], &p, &err) < 0 || pod_remove(ps, p, &err) < 0) {
                         int s = cli_fail(err);
                         status = status ?: s; /* the first failure's, as image rm */
                         err = NULL;
@@ -494,8 +642,7 @@ int verb_gc(int argc, char **argv) {
                         o.mark_only = true;
                         break;
                 default:
-                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-                        return EXIT_USAGE;
+                        return cli_option_error(argv[0], "h", argc, argv);
                 }
         if (optind != argc)
                 return cli_usage_error(argv[0], "takes no arguments");

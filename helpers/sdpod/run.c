@@ -8,6 +8,8 @@
 #include "basic/time-util.h"
 #include "cli/cli.h"
 #include "manifest/app-args.h"
+#include "pod/pod-info.h"
+#include "pod/pod-journal.h"
 #include "pod/pod-launch.h"
 #include "pod/pod-prepare.h"
 #include "pod/pod-replace.h"
@@ -18,6 +20,46 @@ static int exec_run_entrypoint(Pod *p) {
         Error *err = NULL;
         stage1_exec_run(p->fd, p->uuid, &err);
         return cli_fail(err);
+}
+
+/* The lines of an app's log that a detached pod which ended before it was
+ * ready shows: enough for the usual last words of a program. */
+#define EARLY_EXIT_LOG_LINES 10
+
+/* A detached pod that ran and exited before it was ready is kept: say how
+ * each app ended and show the last lines of the log of the one that gave
+ * the pod its exit code (or of the whole pod), then its UUID, as for a pod
+ * that started, and exit with its exit code. */
+static int report_early_exit(PodStore *ps, const char *uuid, int exit_code, Error *err) {
+        int status = cli_fail(err);
+        _cleanup_pod_ Pod *p = NULL;
+        PodInfo info = {};
+        if (pod_lookup(ps, uuid, &p, NULL) < 0 || pod_info_read(p, true, &info) < 0)
+                return status;
+        const PodAppExit *culprit = NULL;
+        for (size_t i = 0; i < info.n_apps; i++) {
+                const PodAppExit *a = &info.apps[i];
+                if (!a->exited)
+                        continue;
+                fprintf(stderr, "  app %s exited with status %d\n", a->name, a->exit_status);
+                if (a->exit_status == exit_code && exit_code != 0 &&
+                    (!culprit || a->exited_usec < culprit->exited_usec))
+                        culprit = a;
+        }
+        _cleanup_free_ char *log = NULL;
+        Error *e = NULL;
+        if (pod_journal_tail(ps, p, culprit ? culprit->name : NULL, EARLY_EXIT_LOG_LINES, &log, &e) < 0)
+                cli_fail(e);
+        else if (*log && culprit)
+                fprintf(stderr, "The last lines of the log of app %s ('sdpod journal --app=%s %s'):\n%s", culprit->name,
+                        culprit->name, uuid, log);
+        else if (*log)
+                fprintf(stderr, "The last lines of the pod's journal ('sdpod journal %s'):\n%s", uuid, log);
+        fprintf(stderr, "The pod is kept for 'sdpod status' and 'sdpod journal' until 'sdpod rm %s' or 'sdpod gc'.\n",
+                uuid);
+        pod_info_done(&info);
+        puts(uuid);
+        return exit_code > 0 ? exit_code : status;
 }
 
 static const char run_prepared_usage[] =
@@ -37,13 +79,21 @@ int verb_run_prepared(int argc, char **argv) {
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *found = NULL, *p = NULL;
-        if (cli_open_pod(argv[i], &ps, &found, &err) < 0 || pod_start_prepared(ps, found->uuid, &p, &err) < 0)
+        if (cli_open_pod(argv[i], &ps, &found, &err) < 0)
+                return cli_fail(err);
+        if (found->state == POD_STATE_PREPARED) {
+                _cleanup_image_store_ ImageStore *is = NULL;
+                if (image_store_open(cli.dir, cli.dir_is_default, STORE_SHARED, &is, &err) < 0 ||
+                    pod_check_prepared(ps, is, found, &err) < 0)
+                        return cli_fail(err);
+        }
+        if (pod_start_prepared(ps, found->uuid, &p, &err) < 0)
                 return cli_fail(err);
         return exec_run_entrypoint(p);
 }
 
 static const char run_usage[] =
-        "Usage: sdpod run [--detach] [--uuid-file=PATH] [--replace] [-t] [PREPARE OPTIONS] IMAGE [APP OPTIONS] [-- ARGS...]\n"
+        "Usage: sdpod run [--detach] [--uuid-file=PATH] [--replace] [-t] [POD OPTIONS] IMAGE [APP OPTIONS] [-- ARGS...]\n"
         "                 [--- IMAGE [APP OPTIONS] [-- ARGS...]]...\n"
         "\n"
         "Prepares a pod as 'sdpod prepare' does (see 'sdpod prepare --help' for the\n"
@@ -153,7 +203,11 @@ int verb_run(int argc, char **argv) {
         }
         if (detach) {
                 char uuid[UUID_STRING_MAX];
-                if (pod_launch_prepared(ps, &p, uuid, &err) < 0)
+                int exit_code;
+                r = pod_launch_prepared(ps, &p, uuid, &exit_code, &err);
+                if (r == -ECHILD)
+                        return report_early_exit(ps, uuid, exit_code, err);
+                if (r < 0)
                         return cli_fail(err);
                 puts(uuid);
                 return EXIT_OK;
@@ -199,8 +253,7 @@ int verb_stop(int argc, char **argv) {
                                                        optarg);
                         break;
                 default:
-                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-                        return EXIT_USAGE;
+                        return cli_option_error(argv[0], "h", argc, argv);
                 }
         if (optind >= argc)
                 return cli_usage_error(argv[0], "missing UUID");

@@ -14,6 +14,7 @@ int verb_cat_manifest(int argc, char **argv);
 int verb_journal(int argc, char **argv);
 int verb_rm(int argc, char **argv);
 int verb_gc(int argc, char **argv);
+int verb_stats(int argc, char **argv);
 int verb_run_prepared(int argc, char **argv);
 int verb_run(int argc, char **argv);
 int verb_stop(int argc, char **argv);

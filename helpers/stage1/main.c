@@ -36,8 +36,17 @@
 #include "unit/app-unit.h"
 #include "unit/rootfs-lookup.h"
 
+/* What messages begin with: the user's command that runs us, when it says
+ * (SDPOD_COMMAND: "podapp exec"), else our entrypoint's name. */
+static const char *who = NULL;
+
+static void set_who(const char *verb) {
+        const char *c = getenv("SDPOD_COMMAND");
+        who = c && *c && strlen(c) <= 40 && strspn(c, "abcdefghijklmnopqrstuvwxyz -") == strlen(c) ? c : verb;
+}
+
 static int fail(Error *e) {
-        fprintf(stderr, "%s: %s\n", program_invocation_short_name, e ? e->msg : strerror(ENOMEM));
+        fprintf(stderr, "%s: %s\n", who ?: program_invocation_short_name, e ? e->msg : strerror(ENOMEM));
         error_free(e);
         return 1;
 }
@@ -215,6 +224,7 @@ static int gc(const char *uuid) {
 
 int main(int argc, char **argv) {
         const char *verb = basename(argv[0]);
+        set_who(verb);
         /* Nothing this program was handed crosses an exec but what it
          * passes on itself: the fd of this very program (a script's
          * interpreter reads it as /dev/fd/N) and anything else stage0 left

@@ -90,7 +90,8 @@ static int app_pod_open(PodStore *ps, Pod *p, Need need, AppPod *ret, Error **er
                         return error_prefix(err, "pod %s", p->uuid);
                 if (!(graph & POD_GRAPH_MUTABLE))
                         return error_set(err, -EOPNOTSUPP, "pod %s is not mutable: apps are added to and removed "
-                                         "from pods made with 'podapp sandbox'", p->uuid);
+                                         "from pods made with 'podapp sandbox' (the apps of any pod are started "
+                                         "and stopped)", p->uuid);
         }
         if (ap.running) {
                 r = pod_process_find(p->fd, p->uuid, &ap.proc, err);
@@ -320,11 +321,12 @@ static int loaded_app_unit_state(AppPod *ap, const char *app, UnitState *st, Err
         return (r = reload(ap, err)) < 0 ? r : app_unit_state(ap, app, st, err);
 }
 
-/* For start and stop: pod.lck shared, the running mutable pod, the app
+/* For start and stop: pod.lck shared, the running pod (mutable or not: an
+ * immutable pod keeps its apps, but one may be stopped and started), the app
  * and its unit's state. */
 static int open_for_app(PodStore *ps, Pod *p, const char *app, int *lock, AppPod *ap, UnitState *st, Error **err) {
         int r = lock_apps(p, LOCK_SH, lock, err);
-        if (r < 0 || (r = app_pod_open(ps, p, NEED_RUNNING | NEED_MUTABLE, ap, err)) < 0 || (r = need_app(ap, app, err)) < 0)
+        if (r < 0 || (r = app_pod_open(ps, p, NEED_RUNNING, ap, err)) < 0 || (r = need_app(ap, app, err)) < 0)
                 return r;
         return loaded_app_unit_state(ap, app, st, err);
 }
@@ -484,18 +486,18 @@ static int app_status_of(AppPod *ap, const PodApp *app, AppStatus *ret, Error **
         };
         read_app_records(ap, app->name, &e);
         uint64_t recorded = e.exited_usec;
-        s.has_exit_code = e.exited;
-        s.exit_code = e.exit_status;
+        s.exited = e.exited;
+        s.exit_status = e.exit_status;
         s.restarts = e.restarts;
-        s.restart_exit_code = e.restart_exit_status;
+        s.restart_exit_status = e.restart_exit_status;
         s.health = e.health;
         if (has_app_file(ap, app->name, APP_DELETING))
                 s.state = APP_STATE_DELETING;
         else if (!ap->running)
-                s.state = s.has_exit_code ? APP_STATE_EXITED :
+                s.state = s.exited ? APP_STATE_EXITED :
                         ap->pod->state == POD_STATE_PREPARED ? APP_STATE_PREPARED : APP_STATE_UNKNOWN;
-        if (s.has_exit_code)
-                s.finished_usec = recorded;
+        if (s.exited)
+                s.exited_usec = recorded;
         if (ap->running) {
                 UnitState st;
                 int r = app_unit_state(ap, app->name, &st, err);
@@ -511,13 +513,13 @@ static int app_status_of(AppPod *ap, const PodApp *app, AppStatus *ret, Error **
                 else if (streq(st.active_state, "deactivating"))
                         s.state = APP_STATE_STOPPING;
                 else
-                        s.state = s.has_exit_code ? APP_STATE_EXITED : APP_STATE_PREPARED;
+                        s.state = s.exited ? APP_STATE_EXITED : APP_STATE_PREPARED;
                 if (s.state == APP_STATE_EXITED && st.exited_usec)
-                        s.finished_usec = st.exited_usec;
+                        s.exited_usec = st.exited_usec;
                 if (s.state == APP_STATE_RUNNING || s.state == APP_STATE_STOPPING) {
                         /* A record of an earlier run is not this one's. */
-                        s.has_exit_code = false;
-                        s.finished_usec = 0;
+                        s.exited = false;
+                        s.exited_usec = 0;
                 }
         }
         *ret = s;

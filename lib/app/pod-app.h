@@ -46,11 +46,11 @@ typedef struct AppStatus {
         AppState state;
         uint64_t created_usec;  /* realtime; 0: unknown */
         uint64_t started_usec;  /* 0: not started (or unknown) */
-        uint64_t finished_usec; /* 0: not finished */
-        int exit_code;          /* valid when has_exit_code */
-        bool has_exit_code;
+        uint64_t exited_usec;   /* 0: has not exited (or unknown) */
+        int exit_status;        /* valid when exited; the names of sdpod status */
+        bool exited;
         unsigned restarts;      /* by its restart policy, since it was last started */
-        int restart_exit_code;  /* with restarts: its exit status before the last */
+        int restart_exit_status;        /* with restarts: its exit status before the last */
         const char *health;     /* with a health check: "starting", "healthy", "unhealthy"; else NULL */
 } AppStatus;
 

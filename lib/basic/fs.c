@@ -158,7 +158,16 @@ typedef struct RmTree {
         size_t open;            /* frames whose dir is open */
         uint64_t mnt_id;
         int ret;                /* the first error */
+        uint64_t *freed;        /* NULL, or the bytes freed so far */
 } RmTree;
+
+/* The disk space that unlinking name frees: its blocks, when this is its
+ * last link (a directory has only one). */
+static void count_freed(int dirfd, const char *name, uint64_t *freed) {
+        struct stat st;
+        if (freed && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) >= 0 && (S_ISDIR(st.st_mode) || st.st_nlink <= 1))
+                *freed += (uint64_t) st.st_blocks * 512;
+}
 
 static void rm_frame_done(RmTree *t, RmFrame *f) {
         if (f->dir) {
@@ -249,14 +258,15 @@ static int rm_ascend(RmTree *t) {
         _cleanup_free_ char *name = TAKE_PTR(f->name);
         rm_frame_done(t, f);
         t->n--;
+        count_freed(dirfd(parent->dir), name, t->freed);
         if (unlinkat(dirfd(parent->dir), name, AT_REMOVEDIR) < 0)
                 return rm_failed(t, parent, name, -errno);
         return 0;
 }
 
 /* Removes everything below the directory d (taken). */
-static int rm_rf_children(DIR *d, uint64_t mnt_id) {
-        RmTree t = { .cap = 16, .n = 1, .open = 1, .mnt_id = mnt_id };
+static int rm_rf_children(DIR *d, uint64_t mnt_id, uint64_t *freed) {
+        RmTree t = { .cap = 16, .n = 1, .open = 1, .mnt_id = mnt_id, .freed = freed };
         if (!(t.frames = calloc(t.cap, sizeof(RmFrame)))) {
                 closedir(d);
                 return -ENOMEM;
@@ -280,6 +290,7 @@ static int rm_rf_children(DIR *d, uint64_t mnt_id) {
                                         continue;
                                 }
                         }
+                        count_freed(dirfd(top->dir), de->d_name, t.freed);
                         if (unlinkat(dirfd(top->dir), de->d_name, 0) < 0 &&
                             (r = rm_failed(&t, top, de->d_name, -errno)) < 0)
                                 break;
@@ -304,7 +315,7 @@ static int rm_rf_children(DIR *d, uint64_t mnt_id) {
         return r < 0 ? r : t.ret;
 }
 
-int rm_rf_at(int dirfd, const char *name) {
+int rm_rf_at_counting(int dirfd, const char *name, uint64_t *freed) {
         if (!*name || strchr(name, '/'))
                 return -EINVAL;
         uint64_t id;
@@ -312,18 +323,23 @@ int rm_rf_at(int dirfd, const char *name) {
         int r = stat_entry(dirfd, name, &id, &sx);
         if (r < 0)
                 return r == -ENOENT ? 0 : r;
+        count_freed(dirfd, name, freed);
         if (!S_ISDIR(sx.stx_mode))
                 return unlinkat(dirfd, name, 0) < 0 && errno != ENOENT ? -errno : 0;
 
         DIR *d = opendir_at(dirfd, name);
         if (!d)
                 return errno == ENOENT ? 0 : -errno;
-        r = rm_rf_children(d, id);
+        r = rm_rf_children(d, id, freed);
         if (r < 0)
                 return r;
         if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
                 return -errno;
         return 0;
+}
+
+int rm_rf_at(int dirfd, const char *name) {
+        return rm_rf_at_counting(dirfd, name, NULL);
 }
 
 int rm_rf(const char *path) {

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -52,6 +53,9 @@ int mkdir_p(const char *path, mode_t mode);
  * a "/" is -EINVAL. */
 #define RM_RF_OPEN_DIRS 32
 int rm_rf_at(int dirfd, const char *name);
+/* The same, adding to *freed the disk space it freed (the blocks of each
+ * file, directory and symlink whose last link it removed). */
+int rm_rf_at_counting(int dirfd, const char *name, uint64_t *freed);
 /* The same for a path given by the operator (or a test): its parent is
  * resolved as any path is, symlinks included. */
 int rm_rf(const char *path);

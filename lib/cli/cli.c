@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "pod/stage1.h"
 #include "config.h"
+#include "pod/pod-ref.h"
 
 CliGlobals cli;
 
@@ -39,13 +40,14 @@ int exit_status_from_errno(int code) {
 }
 
 int cli_fail(Error *e) {
+        const char *who = cli.command ?: program_invocation_short_name;
         if (!e) {
-                fprintf(stderr, "%s: unknown error\n", program_invocation_short_name);
+                fprintf(stderr, "%s: unknown error\n", who);
                 return EXIT_ERROR;
         }
-        fprintf(stderr, "%s: %s\n", program_invocation_short_name, strempty(e->msg));
+        fprintf(stderr, "%s: %s\n", who, strempty(e->msg));
         if (cli.debug)
-                fprintf(stderr, "%s: (errno %d: %s)\n", program_invocation_short_name, -e->code, strerror(-e->code));
+                fprintf(stderr, "%s: (errno %d: %s)\n", who, -e->code, strerror(-e->code));
         int status = exit_status_from_errno(e->code);
         error_free(e);
         return status;
@@ -59,6 +61,30 @@ int cli_usage_error(const char *command, const char *fmt, ...) {
         fprintf(stderr, "\nTry '%s --help'.\n", command);
         va_end(ap);
         return EXIT_USAGE;
+}
+
+/* The global options, which a user may put after the command by habit. */
+static const char *const global_options[] = { "--dir", "--debug", "--version", NULL };
+
+int cli_option_error(const char *command, const char *shortopts, int argc, char **argv) {
+        /* getopt (told to be quiet: opterr is 0) leaves the option it did
+         * not like at argv[optind - 1]; optopt is its letter, or for a long
+         * option that it knows but that lacks its value, its code, and 0
+         * for a long option that it does not know. */
+        const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "";
+        bool is_long = startswith(arg, "--");
+        char name[64];
+        if (is_long)
+                snprintf(name, sizeof(name), "%.*s", (int) strcspn(arg, "="), arg);
+        else
+                snprintf(name, sizeof(name), "-%c", optopt > ' ' && optopt < 0x7f ? optopt : '?');
+        if (is_long ? optopt != 0 : optopt > ' ' && strchr(shortopts, optopt))
+                return cli_usage_error(command, "option \"%s\" needs a value", name);
+        for (const char *const *g = global_options; *g; g++)
+                if (streq(name, *g))
+                        return cli_usage_error(command, "unknown option \"%s\": it is a global option, which comes "
+                                               "before the command (%s %s ...)", name, program_invocation_short_name, *g);
+        return cli_usage_error(command, "unknown option \"%s\"", name);
 }
 
 int cli_parse_globals(int argc, char **argv, const char *usage, int *ret_status) {
@@ -75,7 +101,8 @@ int cli_parse_globals(int argc, char **argv, const char *usage, int *ret_status)
         cli.dir = getenv("SDPOD_DIR");
         if (cli.dir && !*cli.dir)
                 cli.dir = NULL;
-        /* getopt names the program by argv[0] in its messages */
+        /* Our own messages for bad options (cli_option_error), not getopt's. */
+        opterr = 0;
         argv[0] = program_invocation_short_name;
         int c;
         /* "+": stop at the verb; its options are its own. */
@@ -104,8 +131,7 @@ int cli_parse_globals(int argc, char **argv, const char *usage, int *ret_status)
                                 *ret_status = EXIT_OK;
                         return -1;
                 default:
-                        fprintf(stderr, "Try '%s --help'.\n", program_invocation_short_name);
-                        *ret_status = EXIT_USAGE;
+                        *ret_status = cli_option_error(program_invocation_short_name, "h", argc, argv);
                         return -1;
                 }
         cli.dir_is_default = !cli.dir;
@@ -130,12 +156,21 @@ int cli_dispatch(const Verb *verbs, const char *context, const char *usage, int 
         }
         for (const Verb *v = verbs; v->name; v++)
                 if (streq(v->name, argv[0])) {
-                        /* getopt's messages then name the whole command */
+                        /* Messages name the whole command ("sdpod image
+                         * rm: ..."): argv[0] for the verb, cli.command
+                         * for cli_fail(). */
                         _cleanup_free_ char *command = NULL;
-                        if (asprintf(&command, "%s %s", context, v->name) >= 0)
+                        const char *outer = cli.command;
+                        if (asprintf(&command, "%s %s", context, v->name) >= 0) {
                                 argv[0] = command;
+                                cli.command = command;
+                                /* for the stage1 entrypoints (sdpod-stage1(7)) */
+                                (void) setenv("SDPOD_COMMAND", command, 1);
+                        }
                         optind = 0; /* each verb parses its own options afresh */
-                        return v->run(argc, argv);
+                        int status = v->run(argc, argv);
+                        cli.command = outer;
+                        return status;
                 }
         return cli_usage_error(context, "unknown command \"%s\"", argv[0]);
 }
@@ -173,8 +208,7 @@ static int parse_app_options(int argc, char **argv, const char *usage, bool oper
                         }
                         __attribute__((fallthrough));
                 default:
-                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-                        *ret_status = EXIT_USAGE;
+                        *ret_status = cli_option_error(argv[0], "h", argc, argv);
                         return -1;
                 }
         if (optind >= argc) {
@@ -221,8 +255,7 @@ int cli_parse_verb_options(int argc, char **argv, const char *usage, OutputForma
                         *legend = false;
                         break;
                 default:
-                        fprintf(stderr, "Try '%s --help'.\n", argv[0]);
-                        *ret_status = EXIT_USAGE;
+                        *ret_status = cli_option_error(argv[0], "h", argc, argv);
                         return -1;
                 }
         return optind;
@@ -327,12 +360,21 @@ void format_bytes(uint64_t bytes, char ret[16]) {
 }
 
 int cli_open_pods(PodStore **ret, Error **err) {
-        return pod_store_open(cli.dir, cli.dir_is_default, ret, err);
+        return pod_store_open(cli.dir, cli.dir_is_default, false, ret, err);
 }
 
 int cli_open_pod(const char *ref, PodStore **ret_store, Pod **ret, Error **err) {
         int r = cli_open_pods(ret_store, err);
-        return r < 0 ? r : pod_lookup(*ret_store, ref, ret, err);
+        return r < 0 ? r : pod_resolve(*ret_store, ref, ret, err);
+}
+
+int cli_open_pods_to_read(PodStore **ret, Error **err) {
+        return pod_store_open(cli.dir, false, true, ret, err);
+}
+
+int cli_open_pod_to_read(const char *ref, PodStore **ret_store, Pod **ret, Error **err) {
+        int r = cli_open_pods_to_read(ret_store, err);
+        return r < 0 ? r : pod_resolve(*ret_store, ref, ret, err);
 }
 
 bool cli_wants_help(int argc, char **argv) {
@@ -360,7 +402,7 @@ int cli_json_add_time(struct json_object *o, const char *key, uint64_t usec) {
 }
 
 static void print_warning(const char *message) {
-        fprintf(stderr, "%s: warning: %s\n", program_invocation_short_name, message);
+        fprintf(stderr, "%s: warning: %s\n", cli.command ?: program_invocation_short_name, message);
 }
 
 int cli_main(int argc, char **argv, const char *program, const char *usage, const Verb *verbs) {

@@ -26,6 +26,7 @@ typedef struct CliGlobals {
         const char *dir;        /* data directory */
         bool dir_is_default;    /* neither --dir nor SDPOD_DIR: may be created */
         bool debug;
+        const char *command;    /* "sdpod image rm" once a verb runs: what messages start with */
 } CliGlobals;
 
 extern CliGlobals cli;
@@ -40,6 +41,19 @@ extern CliGlobals cli;
         "  --working-dir=PATH      working directory\n" \
         "  --mount=volume=NAME,target=PATH\n" \
         "                          mount a pod volume in the app\n" \
+        "  --env-file=FILE         set the variables of FILE's NAME=VALUE lines\n" \
+        "App confinement and resource options (sdpod(1); a limit the host cannot\n" \
+        "enforce fails the app):\n" \
+        "  --memory=QUANTITY       memory limit (\"512M\", \"1Gi\")\n" \
+        "  --cpus=CPUS             CPU time limit (\"0.5\", \"2\", \"250m\")\n" \
+        "  --pids-limit=N          at most N tasks\n" \
+        "  --cap-add=CAP[,CAP...]  add capabilities to the default set (or ALL)\n" \
+        "  --cap-drop=CAP[,CAP...] remove capabilities (or ALL)\n" \
+        "  --read-only             the app's root file system read-only\n" \
+        "  --tmpfs=PATH[:OPTIONS]  a tmpfs at PATH (size=, mode=, noexec; always\n" \
+        "                          nosuid,nodev; mode 1777 unless given)\n" \
+        "  --device=PATH[:ACCESS]  give the app the host's device PATH (ACCESS of\n" \
+        "                          r, w, m; default rw)\n" \
         "App lifecycle options (sdpod(1); CMD: a JSON array of strings, or a shell\n" \
         "command line for /bin/sh -c):\n" \
         "  --stop-timeout=DURATION how long the app has to stop before SIGKILL (10s)\n" \
@@ -79,6 +93,10 @@ int cli_main(int argc, char **argv, const char *program, const char *usage, cons
 /* Prints "PROGRAM: MESSAGE" on stderr and returns the exit status for it. */
 int cli_fail(Error *e);
 int cli_usage_error(const char *command, const char *fmt, ...) _printf_(2, 3);
+/* The message for an option that getopt_long (with opterr 0) returned '?'
+ * for: an unknown option, or one that needs a value (shortopts: the
+ * verb's optstring), and the exit status 2. */
+int cli_option_error(const char *command, const char *shortopts, int argc, char **argv);
 int exit_status_from_errno(int code);
 
 /* Options shared by the verbs. Each returns 0, or an exit status. */
@@ -118,7 +136,12 @@ void format_bytes(uint64_t bytes, char ret[16]);
 
 /* The pod store of --dir. */
 int cli_open_pods(PodStore **ret, Error **err);
-/* The pod store and the one pod that ref (a UUID or a prefix) names. */
+/* For the commands that only read: creates nothing, and works on a
+ * read-only data directory. */
+int cli_open_pods_to_read(PodStore **ret, Error **err);
+int cli_open_pod_to_read(const char *ref, PodStore **ret_store, Pod **ret, Error **err);
+/* The pod store and the one pod that ref (a UUID, a prefix of one or a
+ * pod name: pod-ref.h) names. */
 int cli_open_pod(const char *ref, PodStore **ret_store, Pod **ret, Error **err);
 /* Whether --help or -h comes before any "--". */
 bool cli_wants_help(int argc, char **argv);

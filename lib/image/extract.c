@@ -186,6 +186,8 @@ static int extract_regular(Extract *x, struct archive *a, struct archive_entry *
                 if (k < 0)
                         return k;
                 pos = offset + (la_int64_t) size;
+                if (x->opts->progress && (k = x->opts->progress(x->opts->userdata)) < 0)
+                        return k;
         }
         if (r != ARCHIVE_EOF)
                 return -EBADMSG;
@@ -394,6 +396,8 @@ static int extract_entry(Extract *x, struct archive *a, struct archive_entry *e,
         default:
                 return error_set(err, -EBADMSG, "%s: \"%s\": unsupported entry type 0%o", x->what, path, type);
         }
+        if (r == -ECANCELED)
+                return error_set(err, r, "%s: interrupted", x->what);
         if (r < 0)
                 return error_sys(err, r, "%s: \"%s\"", x->what, path);
         return 0;
@@ -416,6 +420,10 @@ int layer_apply(int rootfd, int layer_fd, const LayerOptions *opts, const char *
                 x.layer_paths.seed = (uint64_t) (uintptr_t) &x ^ (uint64_t) getpid();
         struct archive_entry *e;
         for (;;) {
+                if (opts->progress && (r = opts->progress(opts->userdata)) < 0) {
+                        r = r == -ECANCELED ? error_set(err, r, "%s: interrupted", what) : error_sys(err, r, "%s", what);
+                        break;
+                }
                 int k = archive_read_next_header(a, &e);
                 if (k == ARCHIVE_EOF)
                         break;

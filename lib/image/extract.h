@@ -25,6 +25,11 @@ typedef struct LayerOptions {
         /* NULL: no limits. A layer beyond it fails with -EFBIG, before the
          * entry that would pass it is written. */
         LayerBudget *budget;
+        /* NULL, or called before each entry and after each block of data
+         * written: a negative return stops the layer with that error
+         * (-ECANCELED: an interrupted import). */
+        int (*progress)(void *userdata);
+        void *userdata;
 } LayerOptions;
 
 /* Applies one layer (a possibly compressed tar read from layer_fd) on top of

@@ -53,11 +53,12 @@ static int unpack_archive(Import *imp, int fd, bool *ret_is_aci, Error **err) {
         if (imp->src_fd < 0)
                 return error_sys(err, -errno, "%s: unpacking", imp->source);
 
+        struct stat fst;
+        uint64_t total = fstat(fd, &fst) >= 0 ? (uint64_t) fst.st_size : 0;
         _cleanup_archive_read_ struct archive *a = NULL;
         int r = archive_open_tar_fd(fd, imp->source, &a, err);
         if (r < 0)
                 return r;
-        _cleanup_free_ uint8_t *buf = NULL;
         struct archive_entry *e;
         for (;;) {
                 int k = archive_read_next_header(a, &e);
@@ -136,6 +137,11 @@ static int unpack_archive(Import *imp, int fd, bool *ret_is_aci, Error **err) {
                                 return error_sys(err, r, "%s: %s", imp->source, path);
                         (void) sync_file_range(out, offset, (off64_t) size, SYNC_FILE_RANGE_WRITE);
                         pos = offset + (la_int64_t) size;
+                        /* How far into the archive libarchive has read. */
+                        off_t at = lseek(fd, 0, SEEK_CUR);
+                        r = import_report_reading(imp, at > 0 ? (uint64_t) at : 0, total, imp->source, err);
+                        if (r < 0)
+                                return r;
                 }
                 if (k != ARCHIVE_EOF)
                         return error_set(err, -EBADMSG, "%s: %s: %s", imp->source, path, archive_error_string(a));
@@ -163,11 +169,24 @@ static int import_from_directory(Import *imp, Error **err) {
                          imp->source);
 }
 
+static int render_progress(void *userdata, size_t layer, size_t n_layers, uint64_t bytes, uint64_t total) {
+        const Import *imp = userdata;
+        ImportProgress p = {
+                .stage = IMPORT_RENDERING, .bytes = bytes, .total = total, .layer = layer, .n_layers = n_layers,
+        };
+        return imp->opts->progress(&p, imp->opts->userdata);
+}
+
 static int import_finish(Import *imp, Error **err) {
         Image *im = imp->image;
         im->imported_at = now_usec();
         LayerBudget budget = { .max_entries = imp->opts->max_entries, .max_bytes = imp->opts->max_bytes };
-        int r = tree_render(imp->store, im, imp->blobs_fd, &budget, err);
+        RenderProgress progress = {
+                .fn = imp->opts->progress ? render_progress : NULL,
+                .userdata = imp,
+                .freed = imp->opts->ret_freed,
+        };
+        int r = tree_render(imp->store, im, imp->blobs_fd, &budget, &progress, err);
         if (r < 0)
                 return r;
 
@@ -186,12 +205,15 @@ static int import_finish(Import *imp, Error **err) {
         return 0;
 }
 
-static void import_done(Import *imp) {
+static void import_done(Import *imp, bool failed) {
         closep(&imp->src_fd);
         closep(&imp->blobs_fd);
-        closep(&imp->staging_fd);
+        /* After a success only what was unpacked and not kept is left; a
+         * failed import says what it had staged. Removed while still
+         * locked (staging_fd), so that no gc removes it at the same time. */
         if (*imp->staging)
-                (void) rm_rf_at(imp->store->tmp_fd, imp->staging);
+                (void) rm_rf_at_counting(imp->store->tmp_fd, imp->staging, failed ? imp->opts->ret_freed : NULL);
+        closep(&imp->staging_fd);
         for (size_t i = 0; i < imp->n_files; i++)
                 free(imp->files[i].path);
         free(imp->files);
@@ -218,10 +240,11 @@ static int import_run(Import *imp, const char *path, Error **err) {
         if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode))
                 return error_set(err, -EBADMSG, "%s: not a file or directory", path);
 
-        random_name(imp->staging, sizeof(imp->staging), "import-");
-        if (mkdirat(imp->store->tmp_fd, imp->staging, 0700) < 0 ||
-            (imp->staging_fd = openat(imp->store->tmp_fd, imp->staging, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0 ||
-            mkdirat(imp->staging_fd, "blobs", 0700) < 0 ||
+        /* Locked while staging_fd is open: gc keeps off it while we live. */
+        imp->staging_fd = image_store_make_staging(imp->store, "import-", imp->staging);
+        if (imp->staging_fd < 0)
+                return error_sys(err, imp->staging_fd, "%s: creating staging directory", path);
+        if (mkdirat(imp->staging_fd, "blobs", 0700) < 0 ||
             (imp->blobs_fd = openat(imp->staging_fd, "blobs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
                 return error_sys(err, -errno, "%s: creating staging directory", path);
 
@@ -260,6 +283,6 @@ int image_import(ImageStore *s, const char *path, const ImportOptions *opts, Ima
         int r = import_run(&imp, path, err);
         if (r >= 0 && ret)
                 *ret = TAKE_PTR(imp.image);
-        import_done(&imp);
+        import_done(&imp, r < 0);
         return r < 0 ? r : 0;
 }

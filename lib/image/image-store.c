@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
+#include <stdio.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include "basic/digest.h"
@@ -56,11 +58,18 @@ int image_store_open(const char *root, bool create_root, StoreAccess access, Ima
             (r = open_subdir(s->root_fd, "tree", &s->tree_fd)) < 0)
                 return error_sys(err, r, "data directory %s: creating the image store", root);
 
-        if (access != STORE_READ) {
+        if (access == STORE_GC) {
+                s->lock_fd = lock_file_at(s->images_fd, "lock", LOCK_EX | LOCK_NB);
+                if (s->lock_fd >= 0)
+                        s->exclusive = true;
+                else if (s->lock_fd == -EWOULDBLOCK)
+                        s->lock_fd = lock_file_at(s->images_fd, "lock", LOCK_SH);
+        } else if (access != STORE_READ) {
                 s->lock_fd = lock_file_at(s->images_fd, "lock", access == STORE_EXCLUSIVE ? LOCK_EX : LOCK_SH);
-                if (s->lock_fd < 0)
-                        return error_sys(err, s->lock_fd, "data directory %s: locking the image store", root);
+                s->exclusive = access == STORE_EXCLUSIVE;
         }
+        if (access != STORE_READ && s->lock_fd < 0)
+                return error_sys(err, s->lock_fd, "data directory %s: locking the image store", root);
         *ret = TAKE_PTR(s);
         return 0;
 }
@@ -165,7 +174,11 @@ static bool is_hex_prefix(const char *s) {
         return true;
 }
 
-int image_store_resolve(ImageStore *s, const char *ref, Image **ret, Error **err) {
+/* The one resolver of image references. ret_name gets the (normalised)
+ * name when ref matched by name, NULL when it matched by id or prefix. */
+static int resolve(ImageStore *s, const char *ref, Image **ret, char **ret_name, Error **err) {
+        if (ret_name)
+                *ret_name = NULL;
         if (digest_is_valid(ref)) {
                 int r = image_store_load(s, digest_hex(ref), ret, err);
                 if (r == -ENOENT)
@@ -199,6 +212,8 @@ int image_store_resolve(ImageStore *s, const char *ref, Image **ret, Error **err
                         if (l[i] == found)
                                 l[i] = NULL;
                 *ret = found;
+                if (by_name && ret_name)
+                        *ret_name = TAKE_PTR(name);
                 r = 0;
         } else if (n_prefix > 1)
                 r = error_set(err, -ENOTUNIQ, "image %s: ambiguous, %zu image ids start with it", ref, n_prefix);
@@ -206,6 +221,10 @@ int image_store_resolve(ImageStore *s, const char *ref, Image **ret, Error **err
                 r = error_set(err, -ENOENT, "image %s: not found", ref);
         image_list_free(l, n);
         return r;
+}
+
+int image_store_resolve(ImageStore *s, const char *ref, Image **ret, Error **err) {
+        return resolve(s, ref, ret, NULL, err);
 }
 
 static int image_store_write(ImageStore *s, const Image *image, Error **err) {
@@ -221,6 +240,18 @@ static int image_store_write(ImageStore *s, const Image *image, Error **err) {
                 return 0;
         int r = write_file_atomic_at(s->db_fd, name, text, strlen(text), 0644, err);
         return r < 0 ? error_prefix(err, "image record") : 0;
+}
+
+/* Takes name away from the names of image; false when it had not. */
+static bool drop_name(Image *image, const char *name) {
+        char **names = image->names;
+        for (size_t j = 0; names && names[j]; j++)
+                if (streq(names[j], name)) {
+                        free(names[j]);
+                        memmove(names + j, names + j + 1, (strv_length(names + j + 1) + 1) * sizeof(char *));
+                        return true;
+                }
+        return false;
 }
 
 int image_store_commit(ImageStore *s, Image *image, char *const *add_names, Error **err) {
@@ -244,16 +275,8 @@ int image_store_commit(ImageStore *s, Image *image, char *const *add_names, Erro
                         continue;
                 }
                 bool changed = false;
-                for (char *const *k = add_names; k && *k; k++) {
-                        char **names = l[i]->names;
-                        for (size_t j = 0; names && names[j]; j++)
-                                if (streq(names[j], *k)) {
-                                        free(names[j]);
-                                        memmove(names + j, names + j + 1, (strv_length(names + j + 1) + 1) * sizeof(char *));
-                                        changed = true;
-                                        break;
-                                }
-                }
+                for (char *const *k = add_names; k && *k; k++)
+                        changed = drop_name(l[i], *k) || changed;
                 if (changed)
                         r = image_store_write(s, l[i], err);
         }
@@ -266,47 +289,202 @@ int image_store_commit(ImageStore *s, Image *image, char *const *add_names, Erro
         return image_store_write(s, image, err);
 }
 
-int image_store_remove(ImageStore *s, const char *ref, char **ret_id, Error **err) {
-        _cleanup_close_ int db_lock = lock_file_at(s->images_fd, "db.lock", LOCK_EX);
-        if (db_lock < 0)
-                return error_sys(err, db_lock, "image store: locking records");
-        _cleanup_free_ char *id = NULL;
-        if (digest_is_valid(ref)) {
-                /* By full id without reading the record, so that a record
-                 * that cannot be read can still be removed. */
-                if (!(id = strdup(ref)))
-                        return error_sys(err, -ENOMEM, "image %s", ref);
-        } else {
-                _cleanup_image_ Image *image = NULL;
-                int r = image_store_resolve(s, ref, &image, err);
-                if (r < 0)
-                        return r;
-                id = TAKE_PTR(image->id);
+static char *names_joined(char *const *names) {
+        char *s = NULL;
+        for (char *const *k = names; k && *k; k++) {
+                char *m = NULL;
+                if (asprintf(&m, "%s%s%s", strempty(s), s ? ", " : "", *k) < 0) {
+                        free(s);
+                        return NULL;
+                }
+                free(s);
+                s = m;
         }
-        char name[SHA256_HEX_SIZE + 8];
-        snprintf(name, sizeof(name), "%s.json", digest_hex(id));
-        if (unlinkat(s->db_fd, name, 0) < 0) {
+        return s ?: strdup("");
+}
+
+/* A name the user gives an image: what image_name_normalize() accepts, and
+ * nothing the resolver would read as something else: an id
+ * ("sha256:HEX" is an id, never a name) or a digest reference. */
+static int normalize_new_name(const char *name, char **ret, Error **err) {
+        if (digest_is_valid(name) || startswith(name, DIGEST_PREFIX))
+                return error_set(err, -EINVAL, "image name \"%s\": an image id, not a name", name);
+        if (strchr(name, '@') || image_name_normalize(name, ret) < 0)
+                return error_set(err, -EINVAL, "image name \"%s\": not a valid NAME[:TAG] (no spaces, control "
+                                 "characters, '@', empty parts, or more than 255 characters)", name);
+        return 0;
+}
+
+void image_removal_done(ImageRemoval *r) {
+        free(r->id);
+        free(r->name);
+        strv_free(r->names_left);
+        *r = (ImageRemoval) {};
+}
+
+static int remove_record(ImageStore *s, const char *id, Error **err) {
+        char file[SHA256_HEX_SIZE + 8];
+        snprintf(file, sizeof(file), "%s.json", digest_hex(id));
+        if (unlinkat(s->db_fd, file, 0) < 0) {
                 if (errno == ENOENT)
                         return error_set(err, -ENOENT, "image %s: not found", id);
                 return error_sys(err, -errno, "image %s: removing its record", id);
         }
         int r = fsync_dir_at(s->db_fd, ".");
+        return r < 0 ? error_sys(err, r, "image %s: syncing the image store", id) : 0;
+}
+
+int image_store_remove(ImageStore *s, const char *ref, bool force, ImageRemoval *ret, Error **err) {
+        /* Resolved under the records lock: nothing renames between the
+         * lookup and the change. */
+        _cleanup_close_ int db_lock = lock_file_at(s->images_fd, "db.lock", LOCK_EX);
+        if (db_lock < 0)
+                return error_sys(err, db_lock, "image store: locking records");
+        _cleanup_image_ Image *image = NULL;
+        _cleanup_free_ char *name = NULL;
+        int r;
+        if (digest_is_valid(ref)) {
+                Error *e = NULL;
+                r = image_store_load(s, digest_hex(ref), &image, &e);
+                error_free(e);
+                if (r < 0 && r != -ENOENT) {
+                        /* A record that cannot be read can still be removed by
+                         * its full id (its load error says so): which names it
+                         * has is unknown, and the user named it by id. */
+                        if ((r = remove_record(s, ref, err)) < 0)
+                                return r;
+                        ImageRemoval out = { .id = strdup(ref), .image_removed = true };
+                        if (!out.id)
+                                return error_sys(err, -ENOMEM, "image %s", ref);
+                        if (ret)
+                                *ret = out;
+                        else
+                                image_removal_done(&out);
+                        return 0;
+                }
+                if (r == -ENOENT)
+                        return error_set(err, r, "image %s: not found", ref);
+        } else if ((r = resolve(s, ref, &image, &name, err)) < 0)
+                return r;
+
+        size_t n_names = strv_length(image->names);
+        ImageRemoval out = {};
+        if (!force && name && n_names > 1) {
+                /* By one of its names: that name goes, the image stays. */
+                drop_name(image, name);
+                r = image_store_write(s, image, err);
+                if (r < 0)
+                        return r;
+                out.names_left = TAKE_PTR(image->names);
+        } else if (!force && !name && n_names > 1) {
+                _cleanup_free_ char *list = names_joined(image->names);
+                return error_set(err, -EBUSY, "image %s: it has %zu names (%s); remove one with 'sdpod image rm NAME', "
+                                 "or the image and all its names with --force", image->id, n_names, strempty(list));
+        } else {
+                r = remove_record(s, image->id, err);
+                if (r < 0)
+                        return r;
+                out.image_removed = true;
+        }
+        out.id = TAKE_PTR(image->id);
+        out.name = TAKE_PTR(name);
+        if (ret)
+                *ret = out;
+        else
+                image_removal_done(&out);
+        return 0;
+}
+
+int image_store_tag(ImageStore *s, const char *ref, const char *name, ImageTagged *ret, Error **err) {
+        _cleanup_free_ char *norm = NULL;
+        int r = normalize_new_name(name, &norm, err);
         if (r < 0)
-                return error_sys(err, r, "image %s: syncing the image store", id);
+                return r;
+        _cleanup_close_ int db_lock = lock_file_at(s->images_fd, "db.lock", LOCK_EX);
+        if (db_lock < 0)
+                return error_sys(err, db_lock, "image store: locking records");
+        _cleanup_image_ Image *image = NULL;
+        if ((r = resolve(s, ref, &image, NULL, err)) < 0)
+                return r;
+
+        ImageTagged out = {};
+        if (!strv_contains(image->names, norm)) {
+                /* The image that has the name now loses it: a name names one
+                 * image. It stays in the store, with the names it has left
+                 * (maybe none: then only its id names it). */
+                Image **l = NULL;
+                size_t n = 0;
+                if ((r = image_store_list(s, &l, &n, err)) < 0)
+                        return r;
+                for (size_t i = 0; r >= 0 && i < n; i++)
+                        if (!streq(l[i]->id, image->id) && drop_name(l[i], norm)) {
+                                r = image_store_write(s, l[i], err);
+                                if (r >= 0 && !(out.previous = strdup(l[i]->id)))
+                                        r = error_sys(err, -ENOMEM, "image %s", l[i]->id);
+                                out.previous_names_left = strv_length(l[i]->names);
+                        }
+                image_list_free(l, n);
+                if (r >= 0 && strv_push(&image->names, norm) < 0)
+                        r = error_sys(err, -ENOMEM, "image %s", image->id);
+                if (r >= 0)
+                        r = image_store_write(s, image, err);
+                if (r < 0) {
+                        free(out.previous);
+                        return r;
+                }
+        } else
+                out.already = true;
+        out.id = TAKE_PTR(image->id);
+        out.name = TAKE_PTR(norm);
+        if (ret)
+                *ret = out;
+        else
+                image_tagged_done(&out);
+        return 0;
+}
+
+void image_tagged_done(ImageTagged *t) {
+        free(t->id);
+        free(t->name);
+        free(t->previous);
+        *t = (ImageTagged) {};
+}
+
+int image_store_untag(ImageStore *s, const char *name, char **ret_id, char **ret_name, Error **err) {
+        _cleanup_free_ char *norm = NULL;
+        int r = normalize_new_name(name, &norm, err);
+        if (r < 0)
+                return r;
+        _cleanup_close_ int db_lock = lock_file_at(s->images_fd, "db.lock", LOCK_EX);
+        if (db_lock < 0)
+                return error_sys(err, db_lock, "image store: locking records");
+        Image **l = NULL;
+        size_t n = 0;
+        if ((r = image_store_list(s, &l, &n, err)) < 0)
+                return r;
+        Image *found = NULL;
+        for (size_t i = 0; !found && i < n; i++)
+                if (drop_name(l[i], norm))
+                        found = l[i];
+        if (!found)
+                r = error_set(err, -ENOENT, "image name %s: no image has it", norm);
+        else
+                r = image_store_write(s, found, err);
+        _cleanup_free_ char *id = r >= 0 ? strdup(found->id) : NULL;
+        image_list_free(l, n);
+        if (r < 0)
+                return r;
+        if (!id)
+                return error_sys(err, -ENOMEM, "image name %s", norm);
         if (ret_id)
                 *ret_id = TAKE_PTR(id);
+        if (ret_name)
+                *ret_name = TAKE_PTR(norm);
         return 0;
 }
 
 static int add_ref(char ***refs, const char *digest) {
         return digest && digest_is_valid(digest) ? strv_push(refs, digest_hex(digest)) : 0;
-}
-
-static int dir_size_and_remove(int dirfd, const char *name, uint64_t *bytes) {
-        struct stat st;
-        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) >= 0 && S_ISREG(st.st_mode))
-                *bytes += (uint64_t) st.st_size;
-        return rm_rf_at(dirfd, name);
 }
 
 /* Removes every entry of dirfd whose name is not in keep (with only_tmp,
@@ -323,7 +501,7 @@ static int sweep_dir(int dirfd, char *const *keep, bool only_tmp, unsigned *coun
                         continue;
                 if (only_tmp && !startswith(de->d_name, ".tmp-"))
                         continue;
-                int r = dir_size_and_remove(dirfd, de->d_name, bytes);
+                int r = rm_rf_at_counting(dirfd, de->d_name, bytes);
                 if (r < 0)
                         return error_sys(err, r, "image gc: removing %s %s", what, de->d_name);
                 (*count)++;
@@ -331,9 +509,48 @@ static int sweep_dir(int dirfd, char *const *keep, bool only_tmp, unsigned *coun
         return 0;
 }
 
+/* Removes the staging directories of images/tmp that no live writer holds
+ * locked (see image_store_make_staging()), while writers run. Entries
+ * being made (".new-*") and anything but directories are left for a gc
+ * with the store to itself. */
+static int sweep_dead_staging(ImageStore *s, ImageGcStats *st, Error **err) {
+        _cleanup_closedir_ DIR *d = opendir_at(s->tmp_fd, ".");
+        if (!d)
+                return error_sys(err, -errno, "image gc: staging directory");
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                _cleanup_close_ int fd = openat(s->tmp_fd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (fd < 0)
+                        continue; /* gone meanwhile, or not a directory */
+                if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                        if (errno != EWOULDBLOCK)
+                                return error_sys(err, -errno, "image gc: locking staging directory %s", de->d_name);
+                        st->busy++;
+                        continue;
+                }
+                /* Ours now: its writer is dead, and no other gc takes it. */
+                int r = rm_rf_at_counting(s->tmp_fd, de->d_name, &st->bytes);
+                if (r < 0)
+                        return error_sys(err, r, "image gc: removing staging directory %s", de->d_name);
+                st->leftovers++;
+        }
+        return 0;
+}
+
 int image_store_gc(ImageStore *s, char *const *in_use, ImageGcStats *ret, Error **err) {
         if (s->lock_fd < 0)
-                return error_set(err, -EPERM, "image gc: needs the store locked exclusively");
+                return error_set(err, -EPERM, "image gc: needs the store locked");
+        if (!s->exclusive) {
+                ImageGcStats st = { .partial = true };
+                int r = sweep_dead_staging(s, &st, err);
+                if (r < 0)
+                        return r;
+                if (ret)
+                        *ret = st;
+                return 0;
+        }
 
         Image **l = NULL;
         size_t n = 0;
@@ -370,6 +587,30 @@ int image_store_gc(ImageStore *s, char *const *in_use, ImageGcStats *ret, Error 
         if (ret)
                 *ret = st;
         return 0;
+}
+
+int image_store_make_staging(ImageStore *s, const char *prefix, char ret_name[32]) {
+        /* Made under a name gc skips while writers run, locked, and only
+         * then renamed: there is no moment when gc could take it for the
+         * unlocked staging of a dead writer. */
+        char tmp[32];
+        random_name(tmp, sizeof(tmp), ".new-");
+        if (mkdirat(s->tmp_fd, tmp, 0700) < 0)
+                return -errno;
+        _cleanup_close_ int fd = openat(s->tmp_fd, tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        int r = fd < 0 ? -errno : 0;
+        if (r >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0)
+                r = -errno;
+        char name[32];
+        random_name(name, sizeof(name), prefix);
+        if (r >= 0 && renameat2(s->tmp_fd, tmp, s->tmp_fd, name, RENAME_NOREPLACE) < 0)
+                r = -errno;
+        if (r < 0) {
+                (void) unlinkat(s->tmp_fd, tmp, AT_REMOVEDIR);
+                return r;
+        }
+        memcpy(ret_name, name, sizeof(name));
+        return TAKE_FD(fd);
 }
 
 int image_store_open_blob(ImageStore *s, const char *digest) {

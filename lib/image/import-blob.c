@@ -12,28 +12,42 @@
 
 #define COPY_BUFFER_SIZE (1U << 20)
 
-static int copy_hashing(int in, int out, Sha256 *h, uint64_t *ret_size) {
+int import_report_reading(Import *imp, uint64_t bytes, uint64_t total, const char *what, Error **err) {
+        if (!imp->opts->progress)
+                return 0;
+        ImportProgress p = { .stage = IMPORT_READING, .bytes = bytes, .total = total };
+        int r = imp->opts->progress(&p, imp->opts->userdata);
+        if (r == -ECANCELED)
+                return error_set(err, r, "%s: interrupted", what);
+        return r < 0 ? error_sys(err, r, "%s", what) : 0;
+}
+
+static int copy_hashing(Import *imp, int in, int out, Sha256 *h, uint64_t *ret_size, const char *what, Error **err) {
         _cleanup_free_ uint8_t *buf = malloc(COPY_BUFFER_SIZE);
         if (!buf)
-                return -ENOMEM;
+                return error_sys(err, -ENOMEM, "%s: reading", what);
         uint64_t total = 0;
         for (;;) {
                 ssize_t k = read(in, buf, COPY_BUFFER_SIZE);
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
-                        return -errno;
+                        return error_sys(err, -errno, "%s: reading", what);
                 }
                 if (k == 0)
                         break;
                 sha256_update(h, buf, (size_t) k);
                 int r = write_all(out, buf, (size_t) k);
                 if (r < 0)
-                        return r;
+                        return error_sys(err, r, "%s: reading", what);
                 /* Start writeback now, so the fsync before the rename does
                  * not have to wait for all of it at once. */
                 (void) sync_file_range(out, (off64_t) total, k, SYNC_FILE_RANGE_WRITE);
                 total += (uint64_t) k;
+                imp->read_bytes += (uint64_t) k;
+                r = import_report_reading(imp, imp->read_bytes, 0, what, err);
+                if (r < 0)
+                        return r;
         }
         *ret_size = total;
         return 0;
@@ -68,10 +82,10 @@ int import_blob_from_fd(Import *imp, int fd, const char *expected_digest, int64_
         Sha256 h;
         sha256_init(&h);
         uint64_t size = 0;
-        int r = copy_hashing(fd, out, &h, &size);
+        int r = copy_hashing(imp, fd, out, &h, &size, what, err);
         if (r < 0) {
-                unlinkat(imp->blobs_fd, tmp, 0);
-                return error_sys(err, r, "%s: reading", what);
+                (void) rm_rf_at_counting(imp->blobs_fd, tmp, imp->opts->ret_freed);
+                return r;
         }
         uint8_t md[SHA256_DIGEST_SIZE];
         char hex[SHA256_HEX_SIZE];
@@ -83,7 +97,7 @@ int import_blob_from_fd(Import *imp, int fd, const char *expected_digest, int64_
         if (r >= 0 && renameat(imp->blobs_fd, tmp, imp->blobs_fd, hex) < 0)
                 r = error_sys(err, -errno, "%s: staging", what);
         if (r < 0) {
-                unlinkat(imp->blobs_fd, tmp, 0);
+                (void) rm_rf_at_counting(imp->blobs_fd, tmp, imp->opts->ret_freed);
                 return r;
         }
         digest_from_hex(hex, ret_digest);
@@ -107,7 +121,7 @@ int import_blob_from_memory(Import *imp, const void *data, size_t size, char ret
         if (r >= 0 && renameat(imp->blobs_fd, tmp, imp->blobs_fd, hex) < 0)
                 r = -errno;
         if (r < 0) {
-                unlinkat(imp->blobs_fd, tmp, 0);
+                (void) rm_rf_at_counting(imp->blobs_fd, tmp, imp->opts->ret_freed);
                 return error_sys(err, r, "blob %s: staging", ret_digest);
         }
         return 0;

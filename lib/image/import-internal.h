@@ -28,7 +28,12 @@ typedef struct Import {
         size_t n_files;
         Image *image;           /* the record being built */
         char **names;           /* names the source itself gives the image */
+        uint64_t read_bytes;    /* of blobs copied from the source */
 } Import;
+
+/* Tells opts->progress how far reading the source got; its negative return
+ * (an interruption) as an error naming what was read. */
+int import_report_reading(Import *imp, uint64_t bytes, uint64_t total, const char *what, Error **err);
 
 /* Stores the file src_path of the source as a blob. With expected_digest
  * (and expected_size >= 0) the content must match them; without, its digest

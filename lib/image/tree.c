@@ -16,18 +16,38 @@ static int open_layer_blob(ImageStore *s, int staged_blobs_fd, const char *diges
         return image_store_open_blob(s, digest);
 }
 
-static int render_layers(ImageStore *s, const Image *image, int staged_blobs_fd, LayerBudget *budget, int rootfd,
-                         Error **err) {
+typedef struct LayerProgressState {
+        const RenderProgress *progress;
+        int fd;                 /* the layer blob: its offset is how far libarchive read */
+        size_t layer, n_layers;
+        uint64_t total;
+} LayerProgressState;
+
+static int layer_progress(void *userdata) {
+        LayerProgressState *p = userdata;
+        off_t pos = lseek(p->fd, 0, SEEK_CUR);
+        return p->progress->fn(p->progress->userdata, p->layer, p->n_layers, pos > 0 ? (uint64_t) pos : 0, p->total);
+}
+
+static int render_layers(ImageStore *s, const Image *image, int staged_blobs_fd, LayerBudget *budget,
+                         const RenderProgress *progress, int rootfd, Error **err) {
+        LayerProgressState ps = { .progress = progress, .n_layers = image->n_layers };
         LayerOptions opts = {
                 .subdir = image->format == IMAGE_FORMAT_ACI ? "rootfs" : NULL,
                 .whiteouts = image->format != IMAGE_FORMAT_ACI,
                 .budget = budget,
+                .progress = progress && progress->fn ? layer_progress : NULL,
+                .userdata = &ps,
         };
         for (size_t i = 0; i < image->n_layers; i++) {
                 const char *digest = image->layers[i].digest;
                 _cleanup_close_ int fd = open_layer_blob(s, staged_blobs_fd, digest);
                 if (fd < 0)
                         return error_sys(err, fd, "layer %s", digest);
+                struct stat st;
+                ps.fd = fd;
+                ps.layer = i + 1;
+                ps.total = fstat(fd, &st) >= 0 ? (uint64_t) st.st_size : 0;
                 char what[DIGEST_STRING_SIZE + 16];
                 snprintf(what, sizeof(what), "layer %s", digest);
                 int r = layer_apply(rootfd, fd, &opts, what, err);
@@ -35,27 +55,34 @@ static int render_layers(ImageStore *s, const Image *image, int staged_blobs_fd,
                         return r;
         }
         /* Durable before it becomes visible: pods will trust this tree. */
-        return syncfs(rootfd) < 0 ? error_sys(err, -errno, "syncing the rendered tree") : 0;
+        if (syncfs(rootfd) < 0)
+                return error_sys(err, -errno, "syncing the rendered tree");
+        /* The last chance to stop: once in place, the tree is the store's. */
+        int r = progress && progress->fn ? progress->fn(progress->userdata, image->n_layers, image->n_layers, ps.total, ps.total) : 0;
+        return r == -ECANCELED ? error_set(err, r, "interrupted") : r < 0 ? error_sys(err, r, "rendering") : 0;
 }
 
-int tree_render(ImageStore *s, const Image *image, int staged_blobs_fd, LayerBudget *budget, Error **err) {
+int tree_render(ImageStore *s, const Image *image, int staged_blobs_fd, LayerBudget *budget,
+                const RenderProgress *progress, Error **err) {
         if (image_store_has_tree(s, image->id))
                 return 0;
 
         char staging[32];
-        random_name(staging, sizeof(staging), "render-");
-        if (mkdirat(s->tmp_fd, staging, 0755) < 0)
-                return error_sys(err, -errno, "image %s: creating render directory", image->id);
+        /* Locked while dirfd is open, which it stays until the tree is in
+         * place or removed: gc keeps off it while we live. */
+        _cleanup_close_ int dirfd = image_store_make_staging(s, "render-", staging);
+        if (dirfd < 0)
+                return error_sys(err, dirfd, "image %s: creating render directory", image->id);
+        (void) fchmod(dirfd, 0755);
 
         int r;
         {
-                _cleanup_close_ int dirfd = openat(s->tmp_fd, staging, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                 _cleanup_close_ int rootfd = -1;
-                if (dirfd < 0 || mkdirat(dirfd, "rootfs", 0755) < 0 ||
+                if (mkdirat(dirfd, "rootfs", 0755) < 0 ||
                     (rootfd = openat(dirfd, "rootfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
                         r = error_sys(err, -errno, "image %s: creating render directory", image->id);
                 else
-                        r = render_layers(s, image, staged_blobs_fd, budget, rootfd, err);
+                        r = render_layers(s, image, staged_blobs_fd, budget, progress, rootfd, err);
         }
         if (r >= 0 && renameat(s->tmp_fd, staging, s->tree_fd, digest_hex(image->id)) < 0) {
                 /* A concurrent import of the same image rendered it first:
@@ -63,7 +90,7 @@ int tree_render(ImageStore *s, const Image *image, int staged_blobs_fd, LayerBud
                 if (errno != EEXIST && errno != ENOTEMPTY)
                         r = error_sys(err, -errno, "image %s: moving the rendered tree into place", image->id);
         }
-        (void) rm_rf_at(s->tmp_fd, staging);
+        (void) rm_rf_at_counting(s->tmp_fd, staging, r < 0 && progress ? progress->freed : NULL);
         if (r < 0)
                 return error_prefix(err, "image %s: rendering", image->id);
         r = fsync_dir_at(s->tree_fd, ".");

@@ -12,4 +12,17 @@
  * absent. Blobs are looked up in staged_blobs_fd first (an import in
  * progress; -1 for none), then in the store. budget (NULL: none) bounds
  * what the layers may unpack to, all together (extract.h). */
-int tree_render(ImageStore *s, const Image *image, int staged_blobs_fd, LayerBudget *budget, Error **err);
+typedef struct RenderProgress {
+        /* Called often while layers are applied: layer (1-based) of
+         * n_layers, with bytes of its blob read of total. A negative return
+         * stops the render (nothing of it stays); it is asked once more
+         * after the tree was synced, and never after the tree is in place. */
+        int (*fn)(void *userdata, size_t layer, size_t n_layers, uint64_t bytes, uint64_t total);
+        void *userdata;
+        /* NULL, or where a failed render adds the disk space it removed. */
+        uint64_t *freed;
+} RenderProgress;
+
+/* progress: NULL, or as above (fn may be NULL). */
+int tree_render(ImageStore *s, const Image *image, int staged_blobs_fd, LayerBudget *budget,
+                const RenderProgress *progress, Error **err);

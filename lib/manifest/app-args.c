@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <ctype.h>
 
+#include "basic/fs.h"
 #include "basic/json-util.h"
 #include "basic/strv.h"
 #include "manifest/app-args.h"
@@ -36,6 +37,13 @@ static void app_args_done(AppArgs *a) {
         for (size_t i = 0; i < a->n_hooks; i++)
                 strv_free(a->hooks[i].exec);
         free(a->hooks);
+        free(a->memory);
+        free(a->cpus);
+        free(a->pids_limit);
+        strv_free(a->cap_add);
+        strv_free(a->cap_drop);
+        strv_free(a->tmpfs);
+        strv_free(a->devices);
 }
 
 void pod_args_done(PodArgs *a) {
@@ -176,6 +184,15 @@ static const struct {
         { "pre-start", OPTION_APP },
         { "pre-stop", OPTION_APP },
         { "post-stop", OPTION_APP },
+        { "memory", OPTION_APP },
+        { "cpus", OPTION_APP },
+        { "pids-limit", OPTION_APP },
+        { "cap-add", OPTION_APP },
+        { "cap-drop", OPTION_APP },
+        { "read-only", OPTION_APP },
+        { "env-file", OPTION_APP },
+        { "tmpfs", OPTION_APP },
+        { "device", OPTION_APP },
         /* and the lifecycle options, which app-lifecycle.h knows */
 };
 
@@ -261,6 +278,75 @@ static int set_once(char **field, const char *option, const char *value, const A
         return (*field = strdup(value)) ? 0 : error_sys(err, -ENOMEM, "--%s", option);
 }
 
+static bool env_name_is_valid(const char *s, size_t n) {
+        if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!isascii((unsigned char) s[i]) || (!isalnum((unsigned char) s[i]) && s[i] != '_'))
+                        return false;
+        return true;
+}
+
+int env_file_parse(const char *path, char ***env, Error **err) {
+        _cleanup_free_ char *data = NULL;
+        size_t size = 0;
+        /* The operator's file, yet read with a bound, and only when it is a
+         * regular file (a FIFO would hang the command). */
+        int r = read_file(path, ENV_FILE_MAX, &data, &size, err);
+        if (r < 0)
+                return r;
+        /* Appended to *env only once the whole file is good. */
+        _cleanup_strv_free_ char **found = NULL;
+        unsigned line = 0;
+        for (const char *p = data, *end = data + size; p < end;) {
+                const char *nl = memchr(p, '\n', (size_t) (end - p));
+                size_t n = nl ? (size_t) (nl - p) : (size_t) (end - p);
+                const char *next = nl ? nl + 1 : end;
+                line++;
+                if (memchr(p, 0, n))
+                        return error_set(err, -EINVAL, "%s:%u: contains a NUL byte", path, line);
+                if (n > 0 && p[n - 1] == '\r')
+                        n--;
+                while (n > 0 && (*p == ' ' || *p == '\t'))
+                        p++, n--;
+                if (n == 0 || *p == '#') {
+                        p = next;
+                        continue;
+                }
+                const char *eq = memchr(p, '=', n);
+                if (!eq)
+                        return error_set(err, -EINVAL, "%s:%u: expected NAME=VALUE or a # comment", path, line);
+                if (!env_name_is_valid(p, (size_t) (eq - p)))
+                        return error_set(err, -EINVAL,
+                                         "%s:%u: \"%.*s\" is not a variable name (letters, digits and '_', not "
+                                         "starting with a digit)",
+                                         path, line, (int) (eq - p) > 64 ? 64 : (int) (eq - p), p);
+                _cleanup_free_ char *assignment = strndup(p, n);
+                if (!assignment || strv_push(&found, assignment) < 0)
+                        return error_sys(err, -ENOMEM, "%s", path);
+                p = next;
+        }
+        for (char **f = found; f && *f; f++)
+                if (strv_push(env, *f) < 0)
+                        return error_sys(err, -ENOMEM, "%s", path);
+        return 0;
+}
+
+/* "A,B" of --cap-add=A,B: each name once in l. */
+static int push_list(char ***l, const char *option, const char *value, Error **err) {
+        _cleanup_free_ char *copy = strdup(value);
+        if (!copy)
+                return error_sys(err, -ENOMEM, "--%s", option);
+        char *save = NULL;
+        bool any = false;
+        for (char *item = strtok_r(copy, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+                any = true;
+                if (!strv_contains(*l, item) && strv_push(l, item) < 0)
+                        return error_sys(err, -ENOMEM, "--%s", option);
+        }
+        return any ? 0 : error_set(err, -EINVAL, "--%s: expected a capability name, such as NET_ADMIN", option);
+}
+
 static int apply_option(PodArgs *pod, AppArgs *app, const char *option, const char *value, Error **err) {
         int r;
         if (streq(option, "name")) {
@@ -300,16 +386,37 @@ static int apply_option(PodArgs *pod, AppArgs *app, const char *option, const ch
                 app->n_mounts++;
                 return 0;
         }
+        if (streq(option, "cap-add") || streq(option, "cap-drop"))
+                return push_list(streq(option, "cap-add") ? &app->cap_add : &app->cap_drop, option, value, err);
+        if (streq(option, "read-only")) {
+                if (!parse_bool(value, &app->read_only))
+                        return error_set(err, -EINVAL, "--read-only=%s: expected yes or no", value);
+                return 0;
+        }
+        if (streq(option, "env-file")) {
+                r = env_file_parse(value, &app->environment, err);
+                return r == -ENOMEM ? r : r < 0 ? error_prefix(err, "--env-file") : 0;
+        }
+        if (streq(option, "tmpfs") || streq(option, "device")) {
+                if (!*value)
+                        return error_set(err, -EINVAL, "--%s: expected a path", option);
+                return strv_push(streq(option, "tmpfs") ? &app->tmpfs : &app->devices, value) < 0
+                               ? error_sys(err, -ENOMEM, "--%s", option)
+                               : 0;
+        }
         if (streq(option, "set-env")) {
                 if (!strchr(value, '=') || value[0] == '=')
                         return error_set(err, -EINVAL, "--set-env=%s: expected NAME=VALUE", value);
                 return strv_push(&app->environment, value) < 0 ? error_sys(err, -ENOMEM, "--set-env") : 0;
         }
-        char **field = streq(option, "app")   ? &app->name
-                     : streq(option, "exec")  ? &app->exec
-                     : streq(option, "user")  ? &app->user
-                     : streq(option, "group") ? &app->group
-                                              : &app->working_dir;
+        char **field = streq(option, "app")        ? &app->name
+                     : streq(option, "exec")       ? &app->exec
+                     : streq(option, "user")       ? &app->user
+                     : streq(option, "group")      ? &app->group
+                     : streq(option, "memory")     ? &app->memory
+                     : streq(option, "cpus")       ? &app->cpus
+                     : streq(option, "pids-limit") ? &app->pids_limit
+                                                   : &app->working_dir;
         return set_once(field, option, value, app, err);
 }
 
@@ -358,6 +465,12 @@ int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, 
                         continue;
                 }
                 const char *opt = startswith(a, "--");
+                if (!opt && a[0] == '-' && a[1]) {
+                        /* Not an image: an option, of which these have
+                         * only long ones. */
+                        r = error_set(err, -EINVAL, "unknown option \"%s\"", a);
+                        continue;
+                }
                 if (!opt) {
                         if (app->image)
                                 r = error_set(err, -EINVAL, "unexpected \"%s\" after image %s: put the app's arguments after \"--\", "
@@ -376,7 +489,7 @@ int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, 
                 }
                 OptionKind kind;
                 if (option_kind(option, &kind) < 0) {
-                        r = error_set(err, -EINVAL, "unknown option \"%s\"", a);
+                        r = error_set(err, -EINVAL, "unknown option \"--%s\"", option);
                         continue;
                 }
                 if (kind == OPTION_POD && !pod_options) {
@@ -385,10 +498,12 @@ int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, 
                 }
                 if (eq)
                         value = eq + 1;
+                else if (streq(option, "read-only"))
+                        value = "yes";  /* a flag: "--read-only" alone */
                 else if (i + 1 < argc)
                         value = argv[++i];
                 else {
-                        r = error_set(err, -EINVAL, "option --%s needs a value", option);
+                        r = error_set(err, -EINVAL, "option \"--%s\" needs a value", option);
                         continue;
                 }
                 r = apply_option(&pod, app, option, value, err);

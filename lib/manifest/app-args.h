@@ -47,6 +47,13 @@ typedef struct AppArgs {
         /* --pre-start, --pre-stop, --post-stop: its event handlers */
         PodEventHandler *hooks;
         size_t n_hooks;
+        /* Its confinement and resources, as given: unit/app-options.h
+         * checks them and makes them isolators and mounts. */
+        char *memory, *cpus, *pids_limit;       /* --memory, --cpus, --pids-limit */
+        char **cap_add, **cap_drop;             /* --cap-add, --cap-drop: one name each */
+        bool read_only;                         /* --read-only */
+        char **tmpfs;                           /* --tmpfs=PATH[:OPTIONS] */
+        char **devices;                         /* --device=PATH[:PERMISSIONS] */
         bool tty;               /* sdpod run -t: on the pod's console (POD_ANNOTATION_TTY) */
 } AppArgs;
 
@@ -92,6 +99,15 @@ int private_users_arg_parse(const char *s, PodArgs *pod, Error **err);
 /* --pod-stop-timeout and --pod-watchdog (option without "--"): a duration
  * above 0; each once. */
 int pod_lifecycle_arg_parse(const char *option, const char *s, PodArgs *pod, Error **err);
+
+/* An environment file (--env-file): NAME=VALUE lines, blank lines and
+ * lines starting with '#' (leading blanks ignored); a trailing carriage
+ * return is dropped; the value is the rest of the line, taken literally
+ * (no quotes, no expansion). The variables are appended to *env, which a
+ * bad file leaves as it was: -EINVAL "FILE:LINE: reason"; at most
+ * ENV_FILE_MAX bytes. */
+#define ENV_FILE_MAX (1024 * 1024)
+int env_file_parse(const char *path, char ***env, Error **err);
 
 /* "NAME,kind=host,source=PATH[,readOnly=true]" or "NAME,kind=empty". */
 int volume_arg_parse(const char *s, VolumeArg *ret, Error **err);

@@ -987,7 +987,12 @@ static int app_entry_from_spec(const PodAppSpec *spec, size_t index, struct json
         r = r ?: add_string(app, "group", spec->group ?: "0");
         r = r ?: add_string(app, "workingDirectory", spec->working_directory ?: "/");
         r = r ?: add_member(app, "environment", TAKE_PTR(env));
-        r = r ?: add_member(app, "isolators", json_object_new_array());
+        if (r == 0 && spec->isolators) {
+                struct json_object *isolators = NULL;
+                r = json_object_deep_copy(spec->isolators, &isolators, NULL) < 0 ? -ENOMEM
+                                                                                  : add_member(app, "isolators", isolators);
+        } else
+                r = r ?: add_member(app, "isolators", json_object_new_array());
         if (r == 0 && spec->n_event_handlers > 0) {
                 struct json_object *handlers = json_object_new_array();
                 r = add_member(app, "eventHandlers", handlers);

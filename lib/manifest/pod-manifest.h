@@ -173,6 +173,7 @@ typedef struct PodAppSpec {
         PodNameValue *annotations;
         size_t n_annotations;
         bool read_only_rootfs;
+        struct json_object *isolators;  /* an array, copied; NULL: none */
 } PodAppSpec;
 
 /* Appends an app. Refused with -EEXIST when an app of that name exists, with

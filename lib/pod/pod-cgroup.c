@@ -127,3 +127,8 @@ int pod_cgroup_remove(const char *uuid, Error **err) {
         }
         return 0;
 }
+
+char *pod_cgroup_path(const char *uuid) {
+        char *s = NULL;
+        return asprintf(&s, "/sdpod/%s", uuid) < 0 ? NULL : s;
+}

@@ -23,3 +23,8 @@ int pod_cgroup_remove(const char *uuid, Error **err);
  * older than a minute (a pod being started has made its cgroup and is
  * about to move in). Returns how many. */
 int pod_cgroup_remove_stale(void);
+
+/* The cgroup pod_cgroup_enter() makes, as /proc/PID/cgroup shows it in each
+ * of those hierarchies: "/sdpod/UUID" (sdpod stats finds the pod there).
+ * NULL on allocation failure. */
+char *pod_cgroup_path(const char *uuid);

@@ -16,3 +16,21 @@
  * failure: a pod that never ran has no journal, and app must be one of the
  * pod's apps. */
 int pod_journal_exec(const PodStore *ps, const Pod *p, const char *app, char **args, Error **err);
+
+/* The time of sdpod journal --since=TIME, in realtime usec, now being now_usec:
+ * "2026-11-25 10:00[:00]" or "2026-11-25" (local time, as journalctl reads
+ * it), RFC 3339 in UTC ("2026-11-25T10:00:00Z"), "today", "yesterday",
+ * "now", a duration before now ("-1h", "10m ago"), or "@SECONDS" since the
+ * epoch. sdpod checks it itself, so a bad one is named with the pod's
+ * other usage errors, and hands journalctl the result as @SECONDS.
+ * -EINVAL when it is none of those. */
+int journal_since_parse(const char *s, uint64_t now_usec, uint64_t *ret);
+
+/* The number of sdpod journal --lines=N: a decimal number, or "all"
+ * (*ret = UINT64_MAX). -EINVAL otherwise. */
+int journal_lines_parse(const char *s, uint64_t *ret);
+
+/* The last lines of the pod's journal (app's only, when app is set), as
+ * journalctl --output=cat shows them, for a message to a user: at most 1
+ * KiB a line, control characters shown as '?'. Empty when there are none. */
+int pod_journal_tail(const PodStore *ps, const Pod *p, const char *app, unsigned lines, char **ret, Error **err);

@@ -28,14 +28,32 @@ static bool host_has_pod_unit(sd_bus *bus, const char *unit) {
         return bus_unit_state(bus, unit, &st, NULL) >= 0 && streq(st.load_state, "loaded");
 }
 
-static int launch_unit(sd_bus *bus, const char *uuid, const char *unit, uint64_t timeout_usec, Error **err) {
+/* Whether the pod has run and exited: it is in run/ and no process holds
+ * its lock. A pod that failed before it ran is still prepared. */
+static bool pod_has_run(PodStore *ps, const char *uuid) {
+        _cleanup_pod_ Pod *p = NULL;
+        return pod_lookup(ps, uuid, &p, NULL) >= 0 && p->state == POD_STATE_EXITED;
+}
+
+static int launch_unit(PodStore *ps, sd_bus *bus, const char *uuid, const char *unit, uint64_t timeout_usec,
+                       int *ret_exit_code, Error **err) {
         /* A broker sends the manager's signals only to subscribers. */
         BusJob job;
         int r = bus_manager_subscribe(bus, err);
         if (r < 0 || (r = bus_job_start(bus, "StartUnit", unit, "replace", &job, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
-        r = bus_job_wait(&job, timeout_usec, err);
+        _cleanup_error_ Error *failed = NULL;
+        r = bus_job_wait(&job, timeout_usec, &failed);
         bus_job_done(&job);
+        ServiceExit x;
+        if (r < 0 && r != -ETIMEDOUT && pod_has_run(ps, uuid) && bus_service_exit(bus, unit, &x, NULL) >= 0 &&
+            x.exited) {
+                *ret_exit_code = x.exit_status;
+                return error_set(err, -ECHILD, "pod %s exited before it was ready (exit status %d)", uuid,
+                                 x.exit_status);
+        }
+        if (r < 0 && r != -ETIMEDOUT && err && !*err)
+                *err = TAKE_PTR(failed);
         if (r == -ETIMEDOUT)
                 return error_set(err, r, "pod %s: %s is not ready after %llu s", uuid, unit,
                                  (unsigned long long) (timeout_usec / USEC_PER_SEC));
@@ -116,7 +134,7 @@ static _noreturn_ void detached_child(PodStore *ps, const char *uuid, const char
         _exit(err && err->code == -EALREADY ? 124 : 125);
 }
 
-static int launch_detached(PodStore *ps, const char *uuid, uint64_t timeout_usec, Error **err) {
+static int launch_detached(PodStore *ps, const char *uuid, uint64_t timeout_usec, int *ret_exit_code, Error **err) {
         char address[108], name[96];
         snprintf(name, sizeof(name), "sdpod/launch/%s/%d", uuid, (int) getpid());
         _cleanup_close_ int sock = notify_socket_new(name, address);
@@ -157,6 +175,11 @@ static int launch_detached(PodStore *ps, const char *uuid, uint64_t timeout_usec
                                         return error_sys(err, -errno, "pod %s", uuid);
                         if (WIFEXITED(st) && WEXITSTATUS(st) == 124)
                                 return error_set(err, -EALREADY, "pod %s was started by another process", uuid);
+                        if (WIFEXITED(st) && pod_has_run(ps, uuid)) {
+                                *ret_exit_code = WEXITSTATUS(st);
+                                return error_set(err, -ECHILD, "pod %s exited before it was ready (exit status %d)",
+                                                 uuid, WEXITSTATUS(st));
+                        }
                         if (WIFEXITED(st))
                                 return error_set(err, -EIO, "pod %s exited before it was ready (exit status %d)",
                                                  uuid, WEXITSTATUS(st));
@@ -173,15 +196,15 @@ static bool store_is_default(PodStore *ps) {
         return def && streq(def, ps->root);
 }
 
-static int pod_launch(PodStore *ps, const char *uuid, Error **err) {
+static int pod_launch(PodStore *ps, const char *uuid, int *ret_exit_code, Error **err) {
         if (store_is_default(ps) && sd_booted() > 0) {
                 char unit[64];
                 snprintf(unit, sizeof(unit), "pod@%s.service", uuid);
                 _cleanup_bus_ sd_bus *bus = NULL;
                 if (sd_bus_open_system(&bus) >= 0 && host_has_pod_unit(bus, unit))
-                        return launch_unit(bus, uuid, unit, LAUNCH_TIMEOUT_USEC, err);
+                        return launch_unit(ps, bus, uuid, unit, LAUNCH_TIMEOUT_USEC, ret_exit_code, err);
         }
-        return launch_detached(ps, uuid, LAUNCH_TIMEOUT_USEC, err);
+        return launch_detached(ps, uuid, LAUNCH_TIMEOUT_USEC, ret_exit_code, err);
 }
 
 int pod_stop(PodStore *ps, Pod *p, bool force, uint64_t timeout_usec, Error **err) {
@@ -212,28 +235,34 @@ int pod_stop(PodStore *ps, Pod *p, bool force, uint64_t timeout_usec, Error **er
         return 1;
 }
 
-int pod_launch_prepared(PodStore *ps, Pod **p, char ret_uuid[static UUID_STRING_MAX], Error **err) {
+int pod_launch_prepared(PodStore *ps, Pod **p, char ret_uuid[static UUID_STRING_MAX], int *ret_exit_code,
+                        Error **err) {
         snprintf(ret_uuid, UUID_STRING_MAX, "%s", (*p)->uuid);
         pod_free(TAKE_PTR(*p)); /* the lock goes to whoever runs it */
-        int r = pod_launch(ps, ret_uuid, err);
-        if (r < 0) {
-                _cleanup_error_ Error *ignored = NULL;
-                _cleanup_pod_ Pod *left = NULL;
-                if (pod_lookup(ps, ret_uuid, &left, &ignored) >= 0) {
-                        /* Why the run entrypoint gave up, before the pod
-                         * and the reason go: written by the host, read
-                         * within bounds all the same. */
-                        _cleanup_free_ char *why = NULL;
-                        size_t size;
-                        if (err && *err && read_file_at(left->fd, POD_RUN_ERROR_FILE, 4096, &why, &size, &ignored) >= 0 &&
-                            size > 0)
-                        {
-                                int code = (*err)->code;
-                                error_free(TAKE_PTR(*err));
-                                error_set(err, code, "%.*s", (int) strcspn(why, "\n"), why);
-                        }
-                        (void) pod_remove(ps, left, &ignored);
-                }
+        int exit_code = 0;
+        int r = pod_launch(ps, ret_uuid, &exit_code, err);
+        if (r >= 0)
+                return 0;
+        _cleanup_error_ Error *ignored = NULL;
+        _cleanup_pod_ Pod *left = NULL;
+        if (pod_lookup(ps, ret_uuid, &left, &ignored) < 0)
+                return r;
+        /* Why the run entrypoint gave up: written by the host, read within
+         * bounds all the same. */
+        _cleanup_free_ char *why = NULL;
+        size_t size;
+        if (err && *err && read_file_at(left->fd, POD_RUN_ERROR_FILE, 4096, &why, &size, &ignored) >= 0 && size > 0) {
+                int code = (*err)->code;
+                error_free(TAKE_PTR(*err));
+                error_set(err, code, "%.*s", (int) strcspn(why, "\n"), why);
         }
+        if (r == -ECHILD) {
+                /* It ran: kept, with its exit statuses and journal, for
+                 * whoever wants to know why it ended. */
+                if (ret_exit_code)
+                        *ret_exit_code = exit_code;
+                return r;
+        }
+        (void) pod_remove(ps, left, &ignored);
         return r;
 }

@@ -18,9 +18,13 @@
  * UUID in ret_uuid: as pod@UUID.service when the host's systemd has
  * pod@.service and the pod is of the default data directory, which is the
  * only one that unit knows; else detached. Waits until the pod is ready, at
- * most 90 s. A pod that exits before, or a unit that fails, is an error that
- * says so, and such a pod is removed: nothing of it is kept. */
-int pod_launch_prepared(PodStore *ps, Pod **p, char ret_uuid[static UUID_STRING_MAX], Error **err);
+ * most 90 s. A pod whose apps all end well before it is ready (a quick job)
+ * is a success. A pod that ran and exited otherwise before it was ready is
+ * kept, exited, with its exit statuses and journal: -ECHILD, its exit code
+ * in *ret_exit_code (may be NULL). A pod that failed before it ran (its unit
+ * or its stage1 failed) is an error that says so, and is removed. */
+int pod_launch_prepared(PodStore *ps, Pod **p, char ret_uuid[static UUID_STRING_MAX], int *ret_exit_code,
+                        Error **err);
 
 /* How long a stop waits for a pod to halt in order before it kills it:
  * the apps' own grace (10 s) and the rest of the halt, as pod@.service's

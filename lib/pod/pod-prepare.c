@@ -6,13 +6,16 @@
 #include "basic/crash-point.h"
 #include "basic/digest.h"
 #include "basic/fs.h"
+#include "basic/json-util.h"
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "image/tree.h"
 #include "manifest/app-lifecycle.h"
 #include "pod/pod-prepare.h"
+#include "pod/pod-ref.h"
 #include "pod/pod-userns.h"
 #include "pod/stage1.h"
+#include "unit/app-options.h"
 #include "unit/app-unit.h"
 
 /* "docker.io/library/busybox:1.36" -> "busybox": the last path component
@@ -94,7 +97,54 @@ static int add_volumes(PodManifest *m, const PodArgs *args, Error **err) {
         return 0;
 }
 
-static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, const char *created, Error **err) {
+/* The volume of a --device: the host's node PATH, bound read-only into the
+ * pod (a read-only mount does not stop writes to a device, only changes to
+ * its node); an existing volume of that node when the pod has one (the only
+ * way for podapp add: a running pod gets no new volume). */
+static int device_volume(PodManifest *m, const char *device_arg, bool can_add, char **ret_volume, char **ret_path,
+                         Error **err) {
+        _cleanup_free_ char *path = NULL, *node = NULL, *access = NULL;
+        int r = device_arg_parse(device_arg, &path, &node, &access, err);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < m->n_volumes; i++)
+                if (m->volumes[i].kind == POD_VOLUME_HOST &&
+                    (streq(m->volumes[i].source, node) || streq(m->volumes[i].source, path))) {
+                        if (!(*ret_volume = strdup(m->volumes[i].name)))
+                                return error_sys(err, -ENOMEM, "--device");
+                        *ret_path = TAKE_PTR(path);
+                        return 0;
+                }
+        if (!can_add)
+                return error_set(err, -EINVAL, "--device=%s: the pod has no volume of %s, and a running pod gets no new "
+                                 "one: make the sandbox with --volume=NAME,kind=host,source=%s", device_arg, node, node);
+        /* "dev-" and the rest of the path as an ACName: /dev/net/tun is dev-net-tun. */
+        char name[80] = "dev";
+        size_t k = 3;
+        for (const char *c = path + strlen("/dev"); *c && k < 60; c++) {
+                char ch = (char) tolower((unsigned char) *c);
+                if (!isalnum((unsigned char) ch))
+                        ch = '-';
+                if (ch == '-' && name[k - 1] == '-')
+                        continue;
+                name[k++] = ch;
+        }
+        while (name[k - 1] == '-')
+                k--;
+        name[k] = 0;
+        for (unsigned n = 2; pod_manifest_find_volume(m, name); n++)
+                snprintf(name + k, sizeof(name) - k, "-%u", n);
+        PodVolume v = { .name = name, .kind = POD_VOLUME_HOST, .source = node, .read_only = true, .mode = 0755 };
+        if ((r = pod_manifest_add_volume(m, &v, err)) < 0)
+                return error_prefix(err, "--device=%s", device_arg);
+        if (!(*ret_volume = strdup(name)))
+                return error_sys(err, -ENOMEM, "--device");
+        *ret_path = TAKE_PTR(path);
+        return 0;
+}
+
+static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, const char *created, bool userns, bool can_add_volumes,
+                   Error **err) {
         _cleanup_image_ Image *im = NULL;
         int r = image_store_resolve(is, a->image, &im, err);
         if (r < 0)
@@ -130,9 +180,22 @@ static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, const char 
                 annotations[n_annotations++] = (PodNameValue) { POD_ANNOTATION_TTY, "true" };
         for (size_t i = 0; i < a->n_lifecycle; i++)
                 annotations[n_annotations++] = a->lifecycle[i];
-        PodMount mounts[a->n_mounts + 1];
+        _cleanup_json_ struct json_object *isolators = NULL;
+        if ((r = app_options_isolators(a, app_name, !userns, &isolators, err)) < 0)
+                return error_prefix(err, "app %s", app_name);
+        size_t n_devices = strv_length(a->devices);
+        _cleanup_strv_free_ char **device_volumes = calloc(n_devices + 1, sizeof(char *)),
+                                 **device_paths = calloc(n_devices + 1, sizeof(char *));
+        if (!device_volumes || !device_paths)
+                return error_sys(err, -ENOMEM, "app %s", app_name);
+        for (size_t i = 0; i < n_devices; i++)
+                if ((r = device_volume(m, a->devices[i], can_add_volumes, &device_volumes[i], &device_paths[i], err)) < 0)
+                        return as_usage_error(err, error_prefix(err, "app %s", app_name));
+        PodMount mounts[a->n_mounts + n_devices + 1];
         for (size_t i = 0; i < a->n_mounts; i++)
                 mounts[i] = (PodMount) { .volume = a->mounts[i].volume, .path = a->mounts[i].target };
+        for (size_t i = 0; i < n_devices; i++)
+                mounts[a->n_mounts + i] = (PodMount) { .volume = device_volumes[i], .path = device_paths[i] };
         PodAppSpec spec = {
                 .name = app_name,
                 .image_name = image_name,
@@ -143,11 +206,13 @@ static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, const char 
                 .working_directory = a->working_dir ? a->working_dir : im->app.working_dir,
                 .environment = env,
                 .mounts = mounts,
-                .n_mounts = a->n_mounts,
+                .n_mounts = a->n_mounts + n_devices,
                 .event_handlers = a->hooks,
                 .n_event_handlers = a->n_hooks,
                 .annotations = n_annotations ? annotations : NULL,
                 .n_annotations = n_annotations,
+                .read_only_rootfs = a->read_only,
+                .isolators = isolators,
         };
         r = pod_manifest_add_app(m, &spec, err);
         return r < 0 ? as_usage_error(err, error_prefix(err, "app %s (image %s)", app_name, a->image)) : 0;
@@ -161,7 +226,7 @@ static int ensure_tree(ImageStore *is, const PodApp *app, Error **err) {
                 return 0;
         _cleanup_image_ Image *im = NULL;
         int r = image_store_load(is, digest_hex(app->image_id), &im, err);
-        if (r < 0 || (r = tree_render(is, im, -1, NULL, err)) < 0)
+        if (r < 0 || (r = tree_render(is, im, -1, NULL, NULL, err)) < 0)
                 return error_prefix(err, "app %s", app->name);
         return 0;
 }
@@ -194,6 +259,22 @@ static int check_app(ImageStore *is, const PodManifest *m, size_t i, bool userns
         return 0;
 }
 
+int pod_check_prepared(const PodStore *ps, ImageStore *is, Pod *p, Error **err) {
+        _cleanup_pod_manifest_ PodManifest *m = NULL;
+        int r = pod_manifest_read_at(p->fd, "pod", "pod manifest", &m, err);
+        const char *private_users = r >= 0 ? pod_manifest_get_annotation(m, POD_ANNOTATION_PRIVATE_USERS) : NULL;
+        for (size_t i = 0; r >= 0 && i < m->n_apps; i++)
+                r = check_app(is, m, i, !streq_ptr(private_users, "no"), err);
+        if (r < 0) {
+                /* Not the command line's fault here: the manifest's. */
+                if (r == -EINVAL && err && *err)
+                        (*err)->code = -EBADMSG;
+                _cleanup_free_ char *path = pod_path(ps, p);
+                return error_prefix(err, "pod %s is left prepared: %s/pod", p->uuid, strempty(path));
+        }
+        return 0;
+}
+
 int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **ret, Error **err) {
         _cleanup_pod_manifest_ PodManifest *m = NULL;
         int r = pod_manifest_new(&m);
@@ -220,7 +301,7 @@ int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **re
              (r = pod_manifest_set_annotation(m, POD_ANNOTATION_KEEP_ON_APP_FAILURE, "true", err)) < 0))
                 return r;
         for (size_t i = 0; i < args->n_apps; i++)
-                if ((r = add_app(m, is, &args->apps[i], NULL, err)) < 0)
+                if ((r = add_app(m, is, &args->apps[i], NULL, !args->no_private_users, true, err)) < 0)
                         return r;
         for (size_t i = 0; i < m->n_apps; i++)
                 if ((r = check_app(is, m, i, !args->no_private_users, err)) < 0)
@@ -235,7 +316,7 @@ int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **re
 int pod_manifest_add_app_from_args(ImageStore *is, PodManifest *m, const AppArgs *a, const char *created, Error **err) {
         PodUserns u;
         int r = pod_userns_from_manifest(m, &u, err);
-        if (r < 0 || (r = add_app(m, is, a, created, err)) < 0 ||
+        if (r < 0 || (r = add_app(m, is, a, created, u.enabled, false, err)) < 0 ||
             (r = check_app(is, m, m->n_apps - 1, u.enabled, err)) >= 0)
                 return r;
         /* Refused: the manifest must be as it was. */
@@ -270,6 +351,11 @@ int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target
         if (r < 0)
                 return r;
 
+        /* A name names one live pod: checked under the name lock, which is
+         * held until the manifest that carries the name is written. */
+        _cleanup_close_ int name_lock = -1;
+        if (args->name && (r = pod_name_claim(ps, args->name, &name_lock, err)) < 0)
+                return r;
         _cleanup_pod_ Pod *p = NULL;
         if ((r = pod_create(ps, &p, err)) < 0)
                 return r;
@@ -281,6 +367,8 @@ int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target
         if ((r = pod_userns_from_manifest(m, &u, err)) < 0 || (r = pod_manifest_write_at(p->fd, "pod", m, err)) < 0)
                 return error_prefix(err, "pod %s", p->uuid);
         crash_point(CRASH_PREPARE_MANIFEST);
+        closep(&name_lock);
+        name_lock = -1;
         if ((r = stage1_render(p->fd, pod_userns_root(&u), err)) < 0)
                 return error_prefix(err, "pod %s", p->uuid);
         crash_point(CRASH_PREPARE_STAGE1);

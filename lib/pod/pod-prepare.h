@@ -31,6 +31,12 @@ int pod_manifest_add_app_from_args(ImageStore *is, PodManifest *m, const AppArgs
  * moment it is chosen and the moment the manifest names it. */
 int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target, Pod **ret, Error **err);
 
+/* What prepare checked, checked again before a prepared pod is run (sdpod
+ * run-prepared; a user may have edited its manifest since): the manifest is
+ * valid and each app can start from its image's tree. Errors name the
+ * manifest's path; the pod is left as it is. */
+int pod_check_prepared(const PodStore *ps, ImageStore *is, Pod *p, Error **err);
+
 /* Renders one app's root into a pod directory: makes sure the image's tree
  * exists, and creates the app's overlay directories (apps/NAME/upper, owned
  * by root_uid, the host's id of the pod's root; work; and lower, where the

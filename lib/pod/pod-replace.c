@@ -3,52 +3,32 @@
 #include <systemd/sd-login.h>
 
 #include "basic/strv.h"
-#include "pod/pod-info.h"
+#include "pod/pod-ref.h"
 #include "pod/pod-replace.h"
-
-typedef struct NamedPods {
-        const char *name;
-        char **uuids;           /* the pods to remove */
-        char busy[UUID_STRING_MAX];     /* one that runs or is being prepared */
-        PodState busy_state;
-} NamedPods;
-
-static int collect_named(PodStore *s, Pod *p, void *userdata) {
-        NamedPods *c = userdata;
-        PodInfo info;
-        int r = pod_info_read(p, false, &info);
-        if (r < 0)
-                return r;
-        bool match = streq_ptr(pod_info_name(&info), c->name);
-        pod_info_done(&info);
-        if (!match)
-                return 0;
-        switch (p->state) {
-        case POD_STATE_RUNNING:
-        case POD_STATE_PREPARING:
-                snprintf(c->busy, sizeof(c->busy), "%s", p->uuid);
-                c->busy_state = p->state;
-                return 0;
-        case POD_STATE_EXITED_DELETING:
-        case POD_STATE_PREPARE_FAILED_DELETING:
-                return 0; /* being deleted already */
-        default:
-                return strv_push(&c->uuids, p->uuid);
-        }
-}
 
 int pod_remove_named(PodStore *ps, const char *name, char ***ret_removed, Error **err) {
         /* The names are collected first and the pods removed after the
          * walk: removing renames entries of the directories it reads. */
-        NamedPods c = { .name = name };
-        _cleanup_strv_free_ char **removed = NULL;
-        int r = pod_foreach(ps, collect_named, &c, err);
-        _cleanup_strv_free_ char **uuids = c.uuids;
+        _cleanup_free_ PodNamed *found = NULL;
+        _cleanup_strv_free_ char **removed = NULL, **uuids = NULL;
+        size_t n;
+        int r = pod_find_named(ps, name, &found, &n, err);
         if (r < 0)
-                return r == -ENOMEM ? error_sys(err, r, "pods named %s", name) : r;
-        if (c.busy[0])
-                return error_set(err, -EBUSY, "a pod named %s is %s already: %s (stop it first)", name,
-                                 pod_state_to_string(c.busy_state), c.busy);
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                switch (found[i].state) {
+                case POD_STATE_RUNNING:
+                case POD_STATE_PREPARING:
+                        return error_set(err, -EBUSY, "a pod named %s is %s already: %s (stop it first)", name,
+                                         pod_state_to_string(found[i].state), found[i].uuid);
+                case POD_STATE_EXITED_DELETING:
+                case POD_STATE_PREPARE_FAILED_DELETING:
+                        continue; /* being deleted already */
+                default:
+                        if (strv_push(&uuids, found[i].uuid) < 0)
+                                return error_sys(err, -ENOMEM, "pods named %s", name);
+                }
+        }
         for (char **u = uuids; u && *u; u++) {
                 _cleanup_pod_ Pod *p = NULL;
                 Error *e = NULL;

@@ -209,10 +209,13 @@ int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *progra
         int attached = attach ? attach(userdata, err) : 0;
         if (attached >= 0)
                 crash_point(CRASH_RUN_ATTACHED);
-        if (attached < 0) {
-                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0);
-                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGTERM, NULL, 0);
-        }
+        /* Without its network the pod cannot go on, and nothing in it
+         * needs a halt in order: its apps start only once the network is
+         * there. A SIGTERM would be lost while the pod boots (its PID 1 has
+         * no handler yet) and leave it waiting for ever; SIGKILL ends
+         * nspawn, and halt_orphans() what it leaves. */
+        if (attached < 0)
+                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
 
         bool ready = false;
         _cleanup_(pod_liveness_done) PodLiveness live;

@@ -83,9 +83,9 @@ void pod_store_free(PodStore *s) {
         free(s);
 }
 
-int pod_store_open(const char *root, bool create_root, PodStore **ret, Error **err) {
+int pod_store_open(const char *root, bool create_root, bool read_only, PodStore **ret, Error **err) {
         int r;
-        if (create_root && (r = mkdir_p(root, 0755)) < 0)
+        if (create_root && !read_only && (r = mkdir_p(root, 0755)) < 0)
                 return error_sys(err, r, "cannot create data directory %s", root);
 
         _cleanup_(pod_store_freep) PodStore *s = calloc(1, sizeof(PodStore));
@@ -102,13 +102,19 @@ int pod_store_open(const char *root, bool create_root, PodStore **ret, Error **e
         _cleanup_close_ int root_fd = open(s->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (root_fd < 0)
                 return error_sys(err, -errno, "data directory %s", root);
-        if (mkdirat(root_fd, "pods", 0700) < 0 && errno != EEXIST)
+        if (!read_only && mkdirat(root_fd, "pods", 0700) < 0 && errno != EEXIST)
                 return error_sys(err, -errno, "cannot create %s/pods", s->root);
         s->pods_fd = openat(root_fd, "pods", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (s->pods_fd < 0 && read_only && errno == ENOENT) {
+                /* No pod was ever made here: an empty store, whose state
+                 * directories are missing (their fds stay -1). */
+                *ret = TAKE_PTR(s);
+                return 0;
+        }
         if (s->pods_fd < 0)
                 return error_sys(err, -errno, "%s/pods", s->root);
         for (PodDir d = 0; d < _POD_DIR_MAX; d++) {
-                if (mkdirat(s->pods_fd, pod_dir_names[d], 0700) < 0 && errno != EEXIST)
+                if (!read_only && mkdirat(s->pods_fd, pod_dir_names[d], 0700) < 0 && errno != EEXIST)
                         return error_sys(err, -errno, "cannot create %s/pods/%s", s->root, pod_dir_names[d]);
                 s->dir_fds[d] = openat(s->pods_fd, pod_dir_names[d], O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
                 if (s->dir_fds[d] < 0)
@@ -116,7 +122,7 @@ int pod_store_open(const char *root, bool create_root, PodStore **ret, Error **e
         }
         /* Writability is checked here, once, so that a read-only data
          * directory is named as such instead of failing half-way. */
-        if (faccessat(s->pods_fd, ".", W_OK, AT_EACCESS) < 0)
+        if (!read_only && faccessat(s->pods_fd, ".", W_OK, AT_EACCESS) < 0)
                 return error_sys(err, -errno, "data directory %s is not writable", s->root);
         *ret = TAKE_PTR(s);
         return 0;
@@ -139,6 +145,8 @@ char *pod_path(const PodStore *s, const Pod *p) {
 /* Opens the pod directory dir/uuid. A symlink or a file there is not a pod:
  * -ENOTDIR. */
 static int pod_open(PodStore *s, PodDir d, const char *uuid, Pod **ret) {
+        if (s->dir_fds[d] < 0)
+                return -ENOENT; /* a read-only store without pods */
         int fd = openat(s->dir_fds[d], uuid, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
                 return errno == ELOOP ? -ENOTDIR : -errno;
@@ -215,6 +223,8 @@ typedef int (*EntryFunc)(PodStore *s, PodDir d, const char *name, void *userdata
 /* Calls f for every pod-like entry of state directory d; stray names are
  * warned about. */
 static int pod_dir_foreach(PodStore *s, PodDir d, EntryFunc f, void *userdata) {
+        if (s->dir_fds[d] < 0)
+                return 0; /* a read-only store without pods */
         _cleanup_closedir_ DIR *dir = opendir_at(s->dir_fds[d], ".");
         if (!dir)
                 return -errno;

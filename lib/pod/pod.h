@@ -72,8 +72,11 @@ typedef struct PodStore {
 } PodStore;
 
 /* Opens DATA/pods, creating it and its state directories. A data directory
- * that does not exist is an error unless create_root is set. */
-int pod_store_open(const char *root, bool create_root, PodStore **ret, Error **err);
+ * that does not exist is an error unless create_root is set. read_only
+ * creates nothing and does not ask for a writable data directory: for the
+ * commands that only look (list, status, journal), which then work on a
+ * read-only one too. */
+int pod_store_open(const char *root, bool create_root, bool read_only, PodStore **ret, Error **err);
 void pod_store_free(PodStore *s);
 static inline void pod_store_freep(PodStore **s) { pod_store_free(*s); }
 #define _cleanup_pod_store_ _cleanup_(pod_store_freep)

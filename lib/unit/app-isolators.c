@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <json-c/json.h>
 #include <seccomp.h>
+#include <fcntl.h>
 #include <stdarg.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
+#include "basic/fs.h"
 #include "basic/strv.h"
 #include "unit/app-isolators.h"
 
@@ -174,6 +178,16 @@ void app_isolation_done(AppIsolation *i) {
         strv_free(i->syscalls_allowed);
         strv_free(i->syscalls_denied);
         free(i->syscall_errno);
+        for (size_t k = 0; k < i->n_tmpfs; k++) {
+                free(i->tmpfs[k].path);
+                free(i->tmpfs[k].options);
+        }
+        free(i->tmpfs);
+        for (size_t k = 0; k < i->n_devices; k++) {
+                free(i->devices[k].path);
+                free(i->devices[k].rule);
+        }
+        free(i->devices);
         *i = (AppIsolation) {};
 }
 
@@ -355,6 +369,147 @@ static int parse_oom_score_adj(const Where *w, struct json_object *v, bool unuse
         return 0;
 }
 
+static int parse_pids_limit(const Where *w, struct json_object *v, bool unused, AppIsolation *iso) {
+        static const char *const keys[] = { "limit", NULL };
+        int r = check_object_keys(w, v, keys);
+        if (r < 0)
+                return r;
+        struct json_object *l = NULL;
+        if (!json_object_object_get_ex(v, "limit", &l) || !l)
+                return bad(w, ".limit", "missing");
+        if (!json_object_is_type(l, json_type_int))
+                return bad(w, ".limit", "expected a number of tasks");
+        int64_t i = json_object_get_int64(l);
+        /* Above a billion is no limit, and INT64_MAX is what json-c makes
+         * of anything larger. */
+        if (i <= 0 || i > 1000000000)
+                return bad(w, ".limit", "must be between 1 and 1000000000");
+        iso->tasks_max = (uint64_t) i;
+        return 0;
+}
+
+/* The elements of the array key of v, each an object with only keys. */
+static int get_object_list(const Where *w, struct json_object *v, const char *key, const char *const *keys,
+                           struct json_object **ret, size_t *ret_n) {
+        static const char *const outer[2][2] = { { "mounts", NULL }, { "allow", NULL } };
+        const char *const *top = streq(key, "mounts") ? outer[0] : outer[1];
+        int r = check_object_keys(w, v, top);
+        if (r < 0)
+                return r;
+        char sub[32];
+        snprintf(sub, sizeof(sub), ".%s", key);
+        struct json_object *a = NULL;
+        if (!json_object_object_get_ex(v, key, &a) || !a)
+                return bad(w, sub, "missing");
+        if (!json_object_is_type(a, json_type_array) || json_object_array_length(a) == 0)
+                return bad(w, sub, "expected a non-empty array");
+        size_t n = json_object_array_length(a);
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *e = json_object_array_get_idx(a, i);
+                snprintf(sub, sizeof(sub), ".%s[%zu]", key, i);
+                if (!json_object_is_type(e, json_type_object))
+                        return bad(w, sub, "expected an object");
+                json_object_object_foreach(e, k, val) {
+                        (void) val;
+                        bool known = false;
+                        for (const char *const *x = keys; *x && !known; x++)
+                                known = streq(*x, k);
+                        char q[VALUE_QUOTED_MAX];
+                        if (!known)
+                                return bad(w, sub, "unknown field %s", value_quote(k, q));
+                }
+        }
+        *ret = a;
+        *ret_n = n;
+        return 0;
+}
+
+/* A string member of an element: NULL when absent; -EINVAL when not a
+ * string or with a NUL in it. */
+static int get_member_string(const Where *w, struct json_object *e, const char *sub, const char *key, bool required,
+                             const char **ret) {
+        struct json_object *s = NULL;
+        char where[64];
+        snprintf(where, sizeof(where), "%s.%s", sub, key);
+        if (!json_object_object_get_ex(e, key, &s) || !s) {
+                *ret = NULL;
+                return required ? bad(w, where, "missing") : 0;
+        }
+        if (!json_object_is_type(s, json_type_string) ||
+            strlen(json_object_get_string(s)) != (size_t) json_object_get_string_len(s))
+                return bad(w, where, "expected a string");
+        *ret = json_object_get_string(s);
+        return 0;
+}
+
+static int parse_tmpfs(const Where *w, struct json_object *v, bool unused, AppIsolation *iso) {
+        static const char *const keys[] = { "path", "options", NULL };
+        struct json_object *a;
+        size_t n;
+        int r = get_object_list(w, v, "mounts", keys, &a, &n);
+        if (r < 0)
+                return r;
+        if (!(iso->tmpfs = calloc(n, sizeof(AppTmpfs))))
+                return error_sys(w->err, -ENOMEM, "%s", w->field);
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *e = json_object_array_get_idx(a, i);
+                char sub[32], q[VALUE_QUOTED_MAX];
+                snprintf(sub, sizeof(sub), ".mounts[%zu]", i);
+                const char *path, *options, *problem;
+                if ((r = get_member_string(w, e, sub, "path", true, &path)) < 0 ||
+                    (r = get_member_string(w, e, sub, "options", false, &options)) < 0)
+                        return r;
+                if ((problem = app_mount_path_problem(path, false)))
+                        return bad(w, sub, "path %s: %s", value_quote(path, q), problem);
+                for (size_t k = 0; k < i; k++)
+                        if (streq(iso->tmpfs[k].path, path))
+                                return bad(w, sub, "path %s: a second tmpfs there", value_quote(path, q));
+                if (options && tmpfs_options_check(options, w->err) < 0)
+                        return error_prefix(w->err, "%s[%zu].value%s.options (%s)", w->field, w->index, sub, w->name);
+                /* A tmpfs is for scratch files any user of the app may
+                 * write, as /tmp is, unless mode= says otherwise. */
+                _cleanup_free_ char *opts = NULL;
+                bool has_mode = options && (startswith(options, "mode=") || strstr(options, ",mode="));
+                if (asprintf(&opts, "%s%s%s", options ? options : "", options && *options && !has_mode ? "," : "",
+                             has_mode ? "" : "mode=1777") < 0 ||
+                    !(iso->tmpfs[i].path = strdup(path)))
+                        return error_sys(w->err, -ENOMEM, "%s", w->field);
+                iso->tmpfs[i].options = TAKE_PTR(opts);
+                iso->n_tmpfs = i + 1;
+        }
+        return 0;
+}
+
+static int parse_devices(const Where *w, struct json_object *v, bool unused, AppIsolation *iso) {
+        static const char *const keys[] = { "path", "access", NULL };
+        struct json_object *a;
+        size_t n;
+        int r = get_object_list(w, v, "allow", keys, &a, &n);
+        if (r < 0)
+                return r;
+        if (!(iso->devices = calloc(n, sizeof(AppDevice))))
+                return error_sys(w->err, -ENOMEM, "%s", w->field);
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *e = json_object_array_get_idx(a, i);
+                char sub[32], q[VALUE_QUOTED_MAX];
+                snprintf(sub, sizeof(sub), ".allow[%zu]", i);
+                const char *path, *access, *problem;
+                if ((r = get_member_string(w, e, sub, "path", true, &path)) < 0 ||
+                    (r = get_member_string(w, e, sub, "access", false, &access)) < 0)
+                        return r;
+                if ((problem = app_mount_path_problem(path, true)))
+                        return bad(w, sub, "path %s: %s", value_quote(path, q), problem);
+                if (access && !device_access_is_valid(access))
+                        return bad(w, sub, "access %s: expected r, w and m (at least one, each once)",
+                                   value_quote(access, q));
+                if (!(iso->devices[i].path = strdup(path)))
+                        return error_sys(w->err, -ENOMEM, "%s", w->field);
+                snprintf(iso->devices[i].access, sizeof(iso->devices[i].access), "%s", access ? access : "rw");
+                iso->n_devices = i + 1;
+        }
+        return 0;
+}
+
 typedef struct IsolatorType {
         const char *name;
         int (*parse)(const Where *w, struct json_object *v, bool flag, AppIsolation *iso);
@@ -371,6 +526,9 @@ static const IsolatorType isolator_types[] = {
         { "os/linux/seccomp-retain-set", parse_seccomp, true, 4 },
         { "os/linux/seccomp-remove-set", parse_seccomp, false, 4 },
         { "os/linux/oom-score-adj", parse_oom_score_adj, false, 5 },
+        { "sdpod/pids-limit", parse_pids_limit, false, 6 },
+        { "sdpod/tmpfs", parse_tmpfs, false, 7 },
+        { "sdpod/devices", parse_devices, false, 8 },
 };
 
 int app_isolation_parse(const PodIsolator *isolators, size_t n, const char *field, AppIsolation *ret, Error **err) {
@@ -385,8 +543,8 @@ int app_isolation_parse(const PodIsolator *isolators, size_t n, const char *fiel
         };
         if (!iso.syscalls_allowed || !iso.syscalls_denied || !iso.syscall_errno)
                 return error_sys(err, -ENOMEM, "%s", field);
-        size_t seen[6];
-        bool have[6] = {};
+        size_t seen[9];
+        bool have[9] = {};
 
         for (size_t i = 0; i < n; i++) {
                 const PodIsolator *x = &isolators[i];
@@ -396,7 +554,8 @@ int app_isolation_parse(const PodIsolator *isolators, size_t n, const char *fiel
                         if (streq(isolator_types[k].name, x->name))
                                 t = &isolator_types[k];
                 if (!t) {
-                        if (startswith(x->name, "os/linux/") || startswith(x->name, "resource/"))
+                        if (startswith(x->name, "os/linux/") || startswith(x->name, "resource/") ||
+                            startswith(x->name, POD_ANNOTATION_PREFIX))
                                 return error_set(err, -EINVAL,
                                                  "%s[%zu].name: isolator \"%s\" is not supported by sdpod "
                                                  "(see sdpod-generator(8))",
@@ -415,4 +574,186 @@ int app_isolation_parse(const PodIsolator *isolators, size_t n, const char *fiel
         *ret = iso;
         iso = (AppIsolation) {};
         return 0;
+}
+
+const char *app_mount_path_problem(const char *path, bool device) {
+        const char *problem = absolute_path_problem(path);
+        if (problem)
+                return problem;
+        if (streq(path, "/"))
+                return "not the root";
+        for (const char *p = path; *p; p++) {
+                unsigned char c = (unsigned char) *p;
+                if (c <= ' ' || c == 0x7f || c == '"' || c == '\'' || c == '\\' || c == ':' || c >= 0x80)
+                        return "whitespace, quotes, backslashes, ':', control and non-ASCII characters are not "
+                               "supported";
+        }
+        /* systemd mounts the API file systems there for the app
+         * (MountAPIVFS=); a tmpfs over them would hide what it protects. */
+        static const char *const api[] = { "/proc", "/sys", "/dev" };
+        for (size_t i = 0; i < ELEMENTSOF(api); i++) {
+                const char *rest = startswith(path, api[i]);
+                if (rest && (!*rest || *rest == '/') && !(device && streq(api[i], "/dev") && *rest))
+                        return device ? "a device goes under /dev" : "not in /proc, /sys or /dev";
+        }
+        if (device && !startswith(path, "/dev/"))
+                return "a device goes under /dev";
+        return NULL;
+}
+
+bool device_access_is_valid(const char *s) {
+        if (!*s || strlen(s) > 3)
+                return false;
+        for (const char *p = s; *p; p++)
+                if (!strchr("rwm", *p) || strchr(p + 1, *p))
+                        return false;
+        return true;
+}
+
+/* size=: a number of bytes with an optional k, m or g (powers of 1024), or a
+ * percentage of the memory, as tmpfs takes it. */
+static bool tmpfs_size_is_valid(const char *s) {
+        size_t digits = strspn(s, "0123456789");
+        if (digits == 0 || digits > 18)
+                return false;
+        const char *suffix = s + digits;
+        return !*suffix || (strchr("kmgKMG%", *suffix) && !suffix[1]);
+}
+
+int tmpfs_options_check(const char *options, Error **err) {
+        _cleanup_free_ char *copy = strdup(options);
+        if (!copy)
+                return error_sys(err, -ENOMEM, "tmpfs options");
+        bool size = false, mode = false, noexec = false;
+        char *save = NULL;
+        for (char *o = strtok_r(copy, ",", &save); o; o = strtok_r(NULL, ",", &save)) {
+                const char *v;
+                char q[VALUE_QUOTED_MAX];
+                bool *seen = NULL;
+                if ((v = startswith(o, "size="))) {
+                        if (!tmpfs_size_is_valid(v))
+                                return error_set(err, -EINVAL, "size=%s: expected bytes, with k, m or g, or a "
+                                                 "percentage", v);
+                        seen = &size;
+                } else if ((v = startswith(o, "mode="))) {
+                        size_t n = strspn(v, "01234567");
+                        if (n < 3 || n > 4 || v[n])
+                                return error_set(err, -EINVAL, "mode=%s: expected an octal mode, such as 1777", v);
+                        seen = &mode;
+                } else if (streq(o, "noexec"))
+                        seen = &noexec;
+                else
+                        return error_set(err, -EINVAL, "option %s is not supported (only size=, mode= and noexec; "
+                                         "nosuid and nodev are always set)", value_quote(o, q));
+                if (*seen)
+                        return error_set(err, -EINVAL, "option %s given twice", value_quote(o, q));
+                *seen = true;
+        }
+        return 0;
+}
+
+/* The controllers the pod's systemd can give its units, from its
+ * /sys/fs/cgroup. Measured on a hybrid host (cgroup v1 controllers, with
+ * systemd-nspawn outside a host systemd, with and without a user
+ * namespace): MemoryMax=, CPUQuota= and TasksMax= were accepted by the
+ * pod's systemd and applied nowhere (the app stayed in the host's memory
+ * cgroup). So only the unified hierarchy counts: its cgroup.controllers
+ * lists what the pod's systemd may enable below it. */
+static int read_controllers(int pod_rootfd, char **ret) {
+        _cleanup_error_ Error *ignored = NULL;
+        size_t size;
+        int r = read_file_in_root(pod_rootfd, "/sys/fs/cgroup/cgroup.controllers", 4096, ret, &size, &ignored);
+        return r < 0 ? r : 0;
+}
+
+/* The words of a cgroup.controllers line, without its newline. */
+static char *strip_newline(char *s) {
+        s[strcspn(s, "\n")] = 0;
+        return s;
+}
+
+static bool word_in(const char *words, const char *word) {
+        size_t n = strlen(word);
+        for (const char *p = words; (p = strstr(p, word)); p += n)
+                if ((p == words || strchr(" \t\n", p[-1])) && (!p[n] || strchr(" \t\n", p[n])))
+                        return true;
+        return false;
+}
+
+/* Whether the pod is in a user namespace of its own: its /proc/self/uid_map
+ * is not the whole identity map. Unreadable counts as yes. */
+static bool in_user_namespace(int pod_rootfd) {
+        _cleanup_error_ Error *ignored = NULL;
+        _cleanup_free_ char *map = NULL;
+        size_t size;
+        if (read_file_in_root(pod_rootfd, "/proc/self/uid_map", 4096, &map, &size, &ignored) < 0)
+                return true;
+        unsigned long a, b, n;
+        char rest;
+        return sscanf(map, " %lu %lu %lu %c", &a, &b, &n, &rest) != 3 || a != 0 || b != 0 || n != 4294967295UL;
+}
+
+int app_isolation_check_cgroups(const AppIsolation *iso, int pod_rootfd, Error **err) {
+        const struct {
+                bool wanted;
+                const char *isolator, *directive, *controller;
+        } limits[] = {
+                { iso->memory_max > 0, "resource/memory", "MemoryMax=", "memory" },
+                { iso->cpu_millis > 0, "resource/cpu", "CPUQuota=", "cpu" },
+                { iso->tasks_max > 0, "sdpod/pids-limit", "TasksMax=", "pids" },
+        };
+        _cleanup_free_ char *controllers = NULL;
+        bool unified = read_controllers(pod_rootfd, &controllers) >= 0;
+        for (size_t i = 0; i < ELEMENTSOF(limits); i++) {
+                if (!limits[i].wanted)
+                        continue;
+                if (!unified)
+                        return error_set(err, -EOPNOTSUPP,
+                                         "%s (%s) cannot be enforced: the pod's cgroups are cgroup v1 (no "
+                                         "/sys/fs/cgroup/cgroup.controllers), where its systemd applies no %s limit; "
+                                         "the app does not run less confined than its manifest asks "
+                                         "(a cgroup v2 host is needed, sdpod-security(7))",
+                                         limits[i].isolator, limits[i].directive, limits[i].controller);
+                if (!word_in(controllers, limits[i].controller))
+                        return error_set(err, -EOPNOTSUPP,
+                                         "%s (%s) cannot be enforced: the pod's cgroup has no %s controller (its "
+                                         "cgroup.controllers: \"%s\"); the app does not run less confined than its "
+                                         "manifest asks (delegate the controller to the pod, sdpod-security(7))",
+                                         limits[i].isolator, limits[i].directive, limits[i].controller,
+                                         strip_newline(controllers));
+        }
+        if (iso->n_devices == 0)
+                return 0;
+        /* cgroup v1's devices controller is no more the pod's than the
+         * others; cgroup v2 filters devices with a BPF program, which only
+         * a process with CAP_BPF or CAP_SYS_ADMIN of the host's user
+         * namespace may load: the pod's systemd in a user namespace would
+         * leave DeviceAllow= unapplied. */
+        if (!unified)
+                return error_set(err, -EOPNOTSUPP,
+                                 "sdpod/devices (DeviceAllow=) cannot be enforced: the pod's cgroups are cgroup v1, "
+                                 "where its systemd applies no device rule; the app does not run less confined than "
+                                 "its manifest asks (sdpod-security(7))");
+        if (in_user_namespace(pod_rootfd))
+                return error_set(err, -EOPNOTSUPP,
+                                 "sdpod/devices (DeviceAllow=) cannot be enforced: in the pod's user namespace its "
+                                 "systemd cannot load the device filter (a BPF program); the app does not run less "
+                                 "confined than its manifest asks (sdpod-security(7))");
+        return 0;
+}
+
+void app_isolation_resolve_devices(AppIsolation *iso, const char *const *bind_sources,
+                                   const char *const *bind_destinations, size_t n_binds, int pod_rootfd) {
+        for (size_t i = 0; i < iso->n_devices; i++)
+                for (size_t b = 0; b < n_binds; b++) {
+                        struct stat st;
+                        if (!streq(bind_destinations[b], iso->devices[i].path) || bind_sources[b][0] != '/' ||
+                            fstatat(pod_rootfd, bind_sources[b] + 1, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                            (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)))
+                                continue;
+                        free(iso->devices[i].rule);
+                        if (asprintf(&iso->devices[i].rule, "/dev/%s/%u:%u", S_ISCHR(st.st_mode) ? "char" : "block",
+                                     major(st.st_rdev), minor(st.st_rdev)) < 0)
+                                iso->devices[i].rule = NULL;
+                }
 }

@@ -16,6 +16,19 @@
  *   os/linux/seccomp-retain-set      {"set": [...], "errno": "E..."}  SystemCallFilter=
  *   os/linux/seccomp-remove-set      {"set": [...], "errno": "E..."}  SystemCallFilter=~
  *   os/linux/oom-score-adj           -1000..1000            OOMScoreAdjust=
+ *   sdpod/pids-limit                 {"limit": N}           TasksMax=
+ *   sdpod/tmpfs                      {"mounts": [{"path": P[, "options": "size=..,mode=..,noexec"]}]}
+ *                                                           TemporaryFileSystem=P:...,nosuid,nodev
+ *   sdpod/devices                    {"allow": [{"path": "/dev/X"[, "access": "rwm"]}]}
+ *                                                           DeviceAllow= (the node itself comes
+ *                                                           in as a volume and a mount)
+ *
+ * The sdpod/ isolators are sdpod's own (appc has none for them), and are
+ * checked as strictly as appc's: an unknown sdpod/ isolator is an error.
+ *
+ * A limit of a cgroup controller (memory, cpu, pids, devices) holds only
+ * where the pod's systemd can apply it: app_isolation_check_cgroups() says
+ * whether it can, and an app whose limits it cannot apply does not run.
  *
  * A "request" is checked but not applied: it guarantees nothing to limit.
  *
@@ -66,6 +79,19 @@ extern const char *const APP_SYSCALLS_DEFAULT[];
 extern const char *const APP_SYSCALLS_DEFAULT_DENIED[];
 #define APP_SYSCALLS_DEFAULT_ERRNO "EPERM"
 
+typedef struct AppTmpfs {
+        char *path;
+        char *options;          /* checked, without nosuid,nodev (always added); never NULL */
+} AppTmpfs;
+
+typedef struct AppDevice {
+        char *path;
+        char access[4];         /* of "rwm" */
+        /* What DeviceAllow= names, when not path: "/dev/char/MAJ:MIN" of
+         * the node bound in (app_isolation_resolve_devices()). */
+        char *rule;
+} AppDevice;
+
 typedef struct AppIsolation {
         uint64_t capabilities;          /* bounding set: bit n is capability n */
         bool no_new_privileges;
@@ -81,6 +107,11 @@ typedef struct AppIsolation {
         char *syscall_errno;            /* "EPERM"...; NULL: the process is killed */
         bool syscalls_native_only;      /* SystemCallArchitectures=native */
         bool restrict_namespaces;       /* RestrictNamespaces=yes (an app annotation) */
+        uint64_t tasks_max;             /* TasksMax=; 0: systemd's default */
+        AppTmpfs *tmpfs;
+        size_t n_tmpfs;
+        AppDevice *devices;
+        size_t n_devices;
 } AppIsolation;
 
 /* Checks isolators (field names them in errors: "apps[0].app.isolators")
@@ -88,6 +119,31 @@ typedef struct AppIsolation {
  * isolator's path. */
 int app_isolation_parse(const PodIsolator *isolators, size_t n, const char *field, AppIsolation *ret, Error **err);
 void app_isolation_done(AppIsolation *i);
+
+/* Whether the pod whose root is pod_rootfd (its /sys/fs/cgroup, its
+ * /proc/self/uid_map) lets its systemd apply the cgroup limits of iso:
+ * 0, or -EOPNOTSUPP with a message naming the isolator and the reason. */
+int app_isolation_check_cgroups(const AppIsolation *iso, int pod_rootfd, Error **err);
+
+/* The pod's systemd looks a DeviceAllow= path up in its own /dev, not in
+ * the app's root, where a device of a volume is bound: for each device
+ * that binds brings in (destination == its path), the rule names the
+ * node's numbers (/dev/char/MAJ:MIN), read from the bind's source below
+ * pod_rootfd. A node that is not there keeps its path. */
+void app_isolation_resolve_devices(AppIsolation *iso, const char *const *bind_sources,
+                                   const char *const *bind_destinations, size_t n_binds, int pod_rootfd);
+
+/* Checks tmpfs mount options ("size=64m,mode=1777,noexec"): only size=,
+ * mode= and noexec, each once (nosuid and nodev are always added). 0, or
+ * -EINVAL with the bad option named (without a prefix). */
+int tmpfs_options_check(const char *options, Error **err);
+/* What is wrong with path as the place of a tmpfs or a device in an app,
+ * or NULL: absolute, no "..", not "/" and not under /proc or /sys (or, for
+ * a tmpfs, /dev: the API file systems systemd mounts), no whitespace,
+ * quotes, backslashes, ':' or control characters. */
+const char *app_mount_path_problem(const char *path, bool device);
+/* Device access: a non-empty combination of r, w and m, each once. */
+bool device_access_is_valid(const char *s);
 
 /* "CAP_CHOWN" -> 0; -EINVAL for a name systemd 252 does not know. */
 int capability_from_name(const char *name);

@@ -581,6 +581,11 @@ static void write_app_root(FILE *f, const AppUnit *u) {
          * /root and /home, which strict leaves to it. */
         if (app->read_only_rootfs)
                 fputs("ProtectSystem=strict\nProtectHome=read-only\n", f);
+        /* Writable whatever the root is; a command run by podapp exec gets
+         * a tmpfs of its own there, as it gets a mount namespace of its own. */
+        for (size_t i = 0; i < u->isolation.n_tmpfs; i++)
+                fprintf(f, "TemporaryFileSystem=%s:%s,nosuid,nodev\n", u->isolation.tmpfs[i].path,
+                        u->isolation.tmpfs[i].options);
 }
 
 /* Who the app runs as, where, with what environment. */
@@ -628,6 +633,18 @@ static void write_app_confinement(FILE *f, const AppUnit *u) {
         }
         if (iso->have_oom_score_adjust)
                 fprintf(f, "OOMScoreAdjust=%d\n", iso->oom_score_adjust);
+        if (iso->tasks_max > 0)
+                fprintf(f, "TasksMax=%" PRIu64 "\n", iso->tasks_max);
+        if (iso->n_devices > 0) {
+                /* "closed": the devices listed and the standard pseudo
+                 * devices (null, zero, full, random, urandom); and what a
+                 * terminal needs, which an app had before it asked for a
+                 * device. */
+                fputs("DevicePolicy=closed\nDeviceAllow=/dev/tty rw\nDeviceAllow=/dev/ptmx rw\nDeviceAllow=char-pts rw\n", f);
+                for (size_t i = 0; i < iso->n_devices; i++)
+                        fprintf(f, "DeviceAllow=%s %s\n", iso->devices[i].rule ?: iso->devices[i].path,
+                                iso->devices[i].access);
+        }
 }
 
 /* KEY=, then the program by its path in the root and argv, argv[0] as the

@@ -94,8 +94,21 @@ static int build_app(PodUnits *u, const PodManifest *m, size_t index, int pod_ro
         _cleanup_close_ int app_rootfd = open_in_root(pod_rootfd, root, O_PATH | O_DIRECTORY, 0);
         if (app_rootfd < 0)
                 r = error_set(&err, -EIO, "apps[%zu]: the app's root %s: %s", index, root, strerror(-app_rootfd));
-        else
-                r = app_unit_resolve(m, index, app_rootfd, &au, &err);
+        else if ((r = app_unit_resolve(m, index, app_rootfd, &au, &err)) >= 0)
+                /* Here, in the pod, and not when it was prepared: what its
+                 * systemd can apply depends on the host and the way the pod
+                 * runs (a service of the host's systemd, or not), and the
+                 * app fails like any app that cannot run, its reason in its
+                 * log and its exit status recorded. */
+                r = app_isolation_check_cgroups(&au->isolation, pod_rootfd, &err);
+        if (r >= 0 && au->isolation.n_devices > 0) {
+                const char *sources[au->n_binds + 1], *destinations[au->n_binds + 1];
+                for (size_t b = 0; b < au->n_binds; b++) {
+                        sources[b] = au->binds[b].source;
+                        destinations[b] = au->binds[b].destination;
+                }
+                app_isolation_resolve_devices(&au->isolation, sources, destinations, au->n_binds, pod_rootfd);
+        }
 
         if (r == -ENOMEM)
                 return r;

@@ -34,8 +34,12 @@ static void scratch_remove(void) {
         if (!scratch_path)
                 return;
         /* The fd stays open until exit; removing by path is fine, nothing
-         * else runs any more. */
-        (void) rm_rf_at(AT_FDCWD, scratch_path);
+         * else runs any more. (rm_rf_at() takes a name, not a path: given
+         * the absolute path it refused with -EINVAL, and every run left its
+         * scratch directory behind.) */
+        int r = rm_rf(scratch_path);
+        if (r < 0)
+                fprintf(stderr, "fuzz: removing the scratch directory %s: %s\n", scratch_path, strerror(-r));
         free(scratch_path);
         scratch_path = NULL;
 }

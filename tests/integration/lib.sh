@@ -547,6 +547,18 @@ wait_until() {
 	return 1
 }
 
+# wait_for DESC SECONDS CMD...: a check that CMD succeeds within SECONDS.
+wait_for() {
+	local desc=$1 secs=$2
+	shift 2
+	if wait_until "$secs" "$@"; then
+		pass "$desc"
+	else
+		fail "$desc" "not within ${secs}s: $(_show_cmd "$@")"
+		return 1
+	fi
+}
+
 # status_is UUID KEY VALUE, status_has UUID KEY, journal_has TEXT UUID
 # [JOURNAL ARGS...]: checks for wait_until, which runs them anew each time.
 status_is() { [ "$(status_of "$1" "$2")" = "$3" ]; }

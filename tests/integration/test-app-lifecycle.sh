@@ -191,7 +191,7 @@ pa_restarted_2() { [ "$(pa status "$M" --app=flaky --format=json | jq .restarts)
 check "the app of a sandbox is restarted, and the sandbox does not halt" wait_until 20 pa_restarted_2
 assert_eq "the sandbox runs on" running "$(status_of "$M" state)"
 assert_exit 0 pa status "$M" --app=flaky
-assert_match "podapp status shows the restarts and the last exit" 'restarts: [0-9]+ \(the last after exit 5\)' "$OUT"
+assert_match "podapp status shows the restarts and the last exit" $'restarts=[0-9]+\nrestart-exit-status=5' "$OUT"
 assert_exit 0 pa list "$M"
 assert_contains "podapp list has a RESTARTS column" "$OUT" "RESTARTS"
 assert_exit 0 pa stop "$M" --app=flaky
@@ -214,7 +214,7 @@ echo "# podapp stop --grace=3s of the same app took $ms ms"
 assert_contains "a longer --grace is bounded by the app's stop timeout, and says so" "$ERR" \
 	"its stop timeout, 1000 ms, bounds the grace of 3000 ms"
 check "the app was killed at its stop timeout" test "$ms" -lt 2900
-assert_jq "and then it is killed" "$(pa status "$M" --app=stubborn --format=json)" .exit_code 137
+assert_jq "and then it is killed" "$(pa status "$M" --app=stubborn --format=json)" .exit_status 137
 assert_exit 0 sd stop "$M"
 
 remove_all_pods

@@ -80,12 +80,12 @@ usage_error "takes no arguments" "$SDPOD" --dir="$DATA" image gc now
 usage_error "missing PATH" "$SDPOD" --dir="$nodir" image import
 assert_file_absent "$nodir"
 
-# --- errors: "sdpod: <what>: <why>" on stderr -------------------------------
+# --- errors: "sdpod COMMAND: <what>: <why>" on stderr -----------------------
 echo "# error messages"
-# stderr_is_error WHAT: one line, "sdpod: ...: ...", nothing on stdout.
+# stderr_is_error WHAT: one line, "sdpod COMMAND: ...: ...", nothing on stdout.
 stderr_is_error() {
 	assert_eq "$1: nothing on stdout" "" "$OUT"
-	assert_match "$1: stderr is 'sdpod: <what>: <why>'" '^sdpod: .+: .+$' "$ERR"
+	assert_match "$1: stderr is 'sdpod COMMAND: <what>: <why>'" '^sdpod [a-z -]+: .+: .+$' "$ERR"
 	assert_eq "$1: stderr is one line" 1 "$(wc -l <"$T/stderr")"
 }
 assert_exit 3 sd image inspect no-such-image
@@ -111,13 +111,13 @@ for args in "image list" "image inspect x" "image cat-manifest x" "image rm x" "
 	# shellcheck disable=SC2086 # split the verb and its arguments
 	assert_exit 3 "$SDPOD" --dir="$nodir/sub" $args
 	assert_contains "$args: the error names the directory" "$ERR" "$nodir/sub"
-	assert_match "$args: stderr is 'sdpod: ...'" '^sdpod: ' "$ERR"
+	assert_match "$args: stderr is 'sdpod ${args%% *} ...: ...'" "^sdpod ${args%% *}[a-z -]*: " "$ERR"
 done
 assert_file_absent "$nodir"
 # A --dir that is a file is an error too, and stays a file.
 echo data >"$T/a-file"
 assert_exit 1 "$SDPOD" --dir="$T/a-file" image list
-assert_match "a file as --dir: 'sdpod: ...'" '^sdpod: .*a-file' "$ERR"
+assert_match "a file as --dir: 'sdpod image list: ...'" '^sdpod image list: .*a-file' "$ERR"
 assert_eq "the file is untouched" data "$(cat "$T/a-file")"
 
 # An existing empty directory becomes a store.

@@ -56,7 +56,7 @@ refused() {
 	local codes=$1 what=$2 path=$3 needle=$4
 	shift 4
 	assert_exit "$codes" sd image import "$@" "$path"
-	assert_match "$what: error is 'sdpod: ...'" '^sdpod: ' "$ERR"
+	assert_match "$what: error is 'sdpod image import: ...'" '^sdpod image import: ' "$ERR"
 	assert_contains "$what: the error names $needle" "$ERR" "$needle"
 	store_is_empty "$what"
 }

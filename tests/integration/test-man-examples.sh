@@ -93,11 +93,16 @@ assert_eq "the ids of all images" "$(printf '%s\n' "$BB_ID" "$OTHER_ID" | sort)"
 example sdpod.1 'sdpod image inspect busybox:1.36 | jq -c .app.exec'
 assert_eq "the command the image runs" '["/bin/sh","-c","echo hello from busybox"]' "$OUT"
 
+example sdpod.1 'sdpod image tag busybox:1.36 busybox:stable'
+assert_eq "tag prints the image id" "0 $BB_ID" "$RC $OUT"
+example sdpod.1 'sdpod image rm busybox:stable'
+assert_eq "rm of a second name: nothing on stdout" "0 " "$RC $OUT"
+assert_contains "... and the image keeps its first name" "$ERR" "stays, named busybox:1.36"
 example sdpod.1 'sdpod image rm e0c8' e0c8 "${OTHER_ID:7:4}"
 assert_eq "rm by a prefix of the id prints the id" "0 $OTHER_ID" "$RC $OUT"
 example sdpod.1 'sdpod image gc'
 assert_match "gc frees what the image used" \
-	'^removed [1-9][0-9]* blobs, 1 trees, 0 leftovers of interrupted imports \([0-9.]+[KM]? of blobs\)$' "$OUT"
+	'^removed [1-9][0-9]* blobs, 1 trees, 0 leftovers of interrupted imports \([0-9.]+[KM]? freed\)$' "$OUT"
 example sdpod.1 "sdpod image list --format=json | jq -r '.[].id'"
 assert_eq "busybox:1.36 is left" "$BB_ID" "$OUT"
 
@@ -137,7 +142,7 @@ assert_match "the website pod" "^${WEB:0:8} +website +prepared +busybox,builder 
 assert_match "the shell pod" "^${SHELL_POD:0:8} +- +prepared +shell +busybox:1\\.36 " "$(grep "^${SHELL_POD:0:8}" <<<"$OUT")"
 
 example sdpod.1 'sdpod status --wait=3s 5f2c; echo "exit status $?"' 5f2c "$(prefix "$WEB")"
-assert_contains "the wait times out" "$ERR" "sdpod: timed out waiting for pod $WEB (it is prepared)"
+assert_contains "the wait times out" "$ERR" "sdpod status: timed out waiting for pod $WEB (it is prepared)"
 assert_eq "the status is printed all the same, with exit status 4" \
 	"$(printf 'uuid=%s\nname=website\nstate=prepared\n' "$WEB")|exit status 4" \
 	"$(head -3 <<<"$OUT")|$(tail -1 <<<"$OUT")"
@@ -317,12 +322,12 @@ assert_eq "add app2" 0 "$RC"
 example podapp.1 'podapp start "$uuid" --app=app1'
 assert_eq "start app1" 0 "$RC"
 example podapp.1 'until [ "$(podapp status "$uuid" --app=app1 --format=json | jq -r .state)" = exited ]; do sleep 1; done'
-example podapp.1 'podapp status "$uuid" --app=app1 --format=json | jq .exit_code'
+example podapp.1 'podapp status "$uuid" --app=app1 --format=json | jq .exit_status'
 assert_eq "app1 finished with 0" 0 "$OUT"
 example podapp.1 'podapp start "$uuid" --app=app2'
 assert_eq "then app2 starts" 0 "$RC"
 example podapp.1 'podapp list "$uuid"'
-assert_match "list's header" '^APP +STATE +CREATED +STARTED +FINISHED +EXIT +RESTARTS$' "$(head -1 <<<"$OUT")"
+assert_match "list's header" '^APP +STATE +CREATED +STARTED +EXITED +EXIT +RESTARTS$' "$(head -1 <<<"$OUT")"
 assert_match "app1 exited with 0" '^app1 +exited +[0-9-]+ [0-9:]+ +- +[0-9-]+ [0-9:]+ +0 +0$' "$(grep ^app1 <<<"$OUT")"
 assert_match "app2 runs" '^app2 +running +[0-9-]+ [0-9:]+ +[0-9-]+ [0-9:]+ +- +- +0$' "$(grep ^app2 <<<"$OUT")"
 
@@ -354,13 +359,13 @@ example podapp.1 "podapp add \"\$uuid\" --app=stubborn busybox --exec=/bin/sh --
 example podapp.1 'podapp start "$uuid" --app=stubborn'
 example podapp.1 'podapp stop "$uuid" --app=stubborn --grace=2s'
 assert_eq "stop" 0 "$RC"
-example podapp.1 "podapp status \"\$uuid\" --app=stubborn --format=json | jq -c '[.state, .exit_code]'"
+example podapp.1 "podapp status \"\$uuid\" --app=stubborn --format=json | jq -c '[.state, .exit_status]'"
 assert_eq "an app that ignores SIGTERM is killed" '["exited",137]' "$OUT"
 example podapp.1 'sdpod status "$uuid" | grep ^state='
 assert_eq "and the pod runs on" state=running "$OUT"
 example podapp.1 'sdpod stop "$uuid"'
 assert_eq "sdpod stop prints the UUID" "$uuid" "$OUT"
-example podapp.1 "podapp list \"\$uuid\" --format=json | jq -c '.[] | [.name, .state, .exit_code]'"
+example podapp.1 "podapp list \"\$uuid\" --format=json | jq -c '.[] | [.name, .state, .exit_status]'"
 assert_eq "the apps' exit statuses stay readable" '["service","exited",143]|["stubborn","exited",137]' \
 	"$(tr '\n' '|' <<<"$OUT" | sed 's/|$//')"
 example podapp.1 'sdpod rm "$uuid"'
@@ -394,7 +399,7 @@ example sdpod-stage1.7 'sdpod rm "$uuid"'
 assert_match "rm calls its gc entrypoint" "^gc: pod $uuid, in $DATA/pods/garbage/$uuid, as /dev/fd/[0-9]+\$" \
 	"$(head -1 <<<"$ERR")"
 assert_contains "and reports its failure" "$ERR" \
-	"sdpod: warning: pod $uuid: stage1 gc entrypoint /gc failed with exit status 3; deleting the pod anyway"
+	"sdpod rm: warning: pod $uuid: stage1 gc entrypoint /gc failed with exit status 3; deleting the pod anyway"
 assert_eq "and deletes the pod" "0 $uuid" "$RC $OUT"
 
 all_examples_run sdpod-stage1.7

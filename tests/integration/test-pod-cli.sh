@@ -321,19 +321,22 @@ assert_jq "status --format=json: uuid, name, state" "$SJ" '[.uuid, .name, .state
 assert_jq "status --format=json: apps" "$SJ" '[.apps[] | [.name, .image, .image_id, .exit_status]]' \
 	"[[\"busybox\",\"$BB_NAME\",\"$BB\",null]]"
 assert_jq "status --format=json: no exit, no manifest error" "$SJ" '[.exited, .manifest_error, .started]' '[null,null,null]'
-assert_exit 2 sd status XYZ
-assert_contains "status XYZ: not a UUID" "$ERR" "XYZ"
-assert_exit 2 sd status "${PW^^}"
+assert_exit 3 sd status XYZ
+assert_contains "status XYZ: a name no pod has" "$ERR" "no pod named XYZ"
+assert_exit 3 sd status "${PW^^}"
+assert_exit 2 sd status web/x
+assert_contains "status web/x: neither a name nor a UUID" "$ERR" '"web/x" is neither a pod name nor a pod UUID'
 assert_exit 3 sd status 00000000-0000-4000-8000-000000000000
 assert_contains "status of an unknown UUID names it" "$ERR" "00000000-0000-4000-8000-000000000000"
 assert_exit 3 sd status 0000000
 assert_exit 2 sd status
 assert_exit 2 sd status "$PW" "$P1"
 assert_exit 2 sd status --wait=soon "$PW"
-assert_exit 2 sd cat-manifest XYZ
+assert_exit 3 sd cat-manifest XYZ
 assert_exit 3 sd cat-manifest 00000000-0000-4000-8000-000000000000
 assert_exit 2 sd rm
-assert_exit 2 sd rm XYZ
+assert_exit 3 sd rm XYZ
+assert_exit 2 sd rm .x
 assert_exit 3 sd rm 00000000-0000-4000-8000-000000000000
 
 # Ambiguous prefixes: pods until two share their first hex digit.
@@ -759,16 +762,21 @@ mkdir "$RO"
 chown 65534:65534 "$RO"
 chmod 0711 "$T"
 chmod 0555 "$RO"
-for cmd in list gc "prepare busybox"; do
+for cmd in gc "prepare busybox"; do
 	# shellcheck disable=SC2086
 	assert_exit "1|4" as_nobody "$SDPOD" --dir="$RO" $cmd
 	assert_contains "read-only data dir, $cmd: names it" "$ERR" "$RO"
 	assert_contains "read-only data dir, $cmd: says why" "$ERR" "ermission denied"
 done
+# The commands that only look create nothing: an empty store has no pods.
+assert_exit 0 as_nobody "$SDPOD" --dir="$RO" list --no-legend
+assert_eq "list of a read-only data dir without pods/" "" "$OUT"
+assert_exit 3 as_nobody "$SDPOD" --dir="$RO" status web
 assert_file_absent "$RO/pods"
 # A store whose pods/ is read-only.
 chmod 0755 "$RO"
-assert_exit 0 as_nobody "$SDPOD" --dir="$RO" list
+assert_exit 0 as_nobody "$SDPOD" --dir="$RO" gc
+assert_file_exists "$RO/pods"
 chmod 0555 "$RO/pods"
 for cmd in gc "rm 00000000-0000-4000-8000-000000000000"; do
 	# shellcheck disable=SC2086

@@ -76,15 +76,26 @@ echo "# an executable that is not in the image"
 assert_exit 2 sd run busybox --exec=/bin/nope
 assert_contains "prepare names the missing executable" "$ERR" "/bin/nope"
 assert_eq "and makes no pod" "" "$(sd list --no-legend | awk '$3 != "exited"')"
-# One that vanished after prepare (the manifest edited by hand): the pod
-# runs, the app fails with 127 and the reason is on the pod's console.
+# A manifest edited by hand after prepare is checked again by run-prepared
+# before the pod moves to run/: a broken one leaves the pod prepared, to be
+# fixed, and the error names the manifest's path.
 assert_exit 0 sd prepare busybox --exec=/bin/true
 UX=$OUT
 PX="$DATA/pods/prepared/$UX"
-jq '.apps[0].app.exec = ["/bin/gone"]' "$PX/pod" >"$PX/pod.new" && mv "$PX/pod.new" "$PX/pod"
-assert_exit 127 sd run-prepared "$UX"
-assert_contains "the console says which file is missing" "$OUT$ERR" "/bin/gone"
-assert_eq "127 is recorded" 127 "$(status_of "$UX" app-busybox)"
+cp "$PX/pod" "$T/good-manifest"
+jq '.apps[0].app.exec = ["/bin/gone"]' "$T/good-manifest" >"$PX/pod"
+assert_exit 5 sd run-prepared "$UX"
+assert_contains "run-prepared says which file is missing, in which manifest" "$ERR" \
+	"pod $UX is left prepared: $PX/pod: app busybox:"
+assert_contains "and which program" "$ERR" '"/bin/gone" not found'
+assert_eq "the pod is still prepared" prepared "$(status_of "$UX" state)"
+head -c 100 "$T/good-manifest" >"$PX/pod"
+assert_exit 5 sd run-prepared "$UX"
+assert_contains "a manifest that is not JSON" "$ERR" "$PX/pod: pod manifest: not valid JSON"
+assert_eq "still prepared" prepared "$(status_of "$UX" state)"
+cp "$T/good-manifest" "$PX/pod"
+assert_exit 0 sd run-prepared "$UX"
+assert_eq "fixed, it runs" 0 "$(status_of "$UX" app-busybox)"
 no_pod_procs "$UX"
 
 # ---------------------------------------------------------------------------
@@ -243,6 +254,48 @@ assert_contains "the journal outlives the pod" "$OUT" bg-out
 assert_exit 3 sd journal --app=nope "$D"
 assert_exit 2 sd journal
 no_pod_procs "$D"
+
+# ---------------------------------------------------------------------------
+echo "# run --detach of a pod that ends before it is ready: kept, and told why"
+# ---------------------------------------------------------------------------
+# A quick job (its app ends well while the pod boots) is a success.
+assert_exit 0 sd run --detach busybox --exec=/bin/true
+Q=$OUT
+assert_match "a quick job prints its UUID" '^[0-9a-f-]{36}$' "$Q"
+check "and exits 0" wait_until 20 status_is "$Q" app-busybox 0
+# A network whose plugin does not exist: CNI ADD fails while the pod boots.
+# Before, the pod waited for its network for ever (the SIGTERM that was to
+# end it came while its systemd booted, which loses it).
+mkdir "$T/net.d"
+echo '{ "cniVersion": "1.0.0", "name": "broken", "plugins": [ { "type": "nosuchplugin" } ] }' \
+	>"$T/net.d/broken.conflist"
+SDPOD_NET_DIR=$T/net.d assert_exit 1 timeout 30 "$SDPOD" --dir="$DATA" run --detach --net=broken busybox --exec=/bin/sleep -- 600
+F=$OUT
+assert_match "it prints the UUID of the pod it kept" '^[0-9a-f-]{36}$' "$F"
+assert_contains "it says why" "$ERR" "plugin nosuchplugin not found"
+assert_contains "and what to do with the pod" "$ERR" "The pod is kept for 'sdpod status' and 'sdpod journal' until 'sdpod rm $F'"
+assert_eq "the pod is kept, exited" exited "$(status_of "$F" state)"
+no_pod_procs "$F"
+
+# ---------------------------------------------------------------------------
+echo "# the commands that only look work on a read-only data directory"
+# ---------------------------------------------------------------------------
+mkdir "$T/ro"
+mount --bind "$DATA" "$T/ro"
+mount -o remount,bind,ro "$T/ro"
+ro() { "$SDPOD" --dir="$T/ro" "$@"; }
+assert_exit 0 ro list
+assert_contains "list" "$OUT" "${D:0:8}"
+assert_exit 0 ro status "$D"
+assert_contains "status" "$OUT" "app-busybox=143"
+assert_exit 0 ro cat-manifest "$D"
+assert_exit 0 ro journal --app=busybox "$D" --no-pager -o cat
+assert_contains "journal" "$OUT" bg-out
+assert_exit 0 ro image list
+assert_contains "image list" "$OUT" busybox
+assert_exit 1 ro prepare busybox --exec=/bin/true
+assert_contains "what writes says why" "$ERR" "is not writable: Read-only file system"
+umount "$T/ro"
 
 # ---------------------------------------------------------------------------
 echo "# what is left: exited pods, removed by gc"

@@ -10,7 +10,6 @@
 #   * sd / pa: the installed sdpod and podapp on the default data directory;
 #   * busybox_image: a busybox image, built with umoci and imported once per
 #     boot of the test host;
-#   * wait_for DESC SECONDS CMD...: polls until CMD succeeds;
 #   * host_counts: what a pod may leak on the host (mounts, cgroups, pod
 #     processes, nspawn processes, pod directories, loop devices);
 #   * $SDPOD_TEST_BOOT (1, 2, ...) and reboot_and_rerun: a test that needs
@@ -44,17 +43,6 @@ busybox_image() {
 	sd image import "$T/busybox-oci" --name=busybox >/dev/null
 }
 
-# wait_for DESC SECONDS CMD...: a check that CMD succeeds within SECONDS.
-wait_for() {
-	local desc=$1 secs=$2
-	shift 2
-	if wait_until "$secs" "$@"; then
-		pass "$desc"
-	else
-		fail "$desc" "not within ${secs}s: $(_show_cmd "$@")"
-		return 1
-	fi
-}
 
 unit_prop() {
 	systemctl show -P "$2" "$1"

@@ -27,7 +27,7 @@ assert_exit 7 pa exec "$uuid" --app=web -- /bin/sh -c 'exit 7'
 wait_for "its output reaches the pod's journal (journalctl -M)" 10 \
 	sh -c "journalctl -M sdpod-$uuid -u app@web.service -o cat --no-pager | grep -qx web-up"
 assert_exit 0 pa stop "$uuid" --app=web
-assert_eq "web exited (SIGTERM)" "exited 143" "$(pa status "$uuid" --app=web --format=json | jq -r '"\(.state) \(.exit_code)"')"
+assert_eq "web exited (SIGTERM)" "exited 143" "$(pa status "$uuid" --app=web --format=json | jq -r '"\(.state) \(.exit_status)"')"
 assert_eq "the pod runs on" active "$(systemctl is-active "$unit")"
 assert_exit 0 pa rm "$uuid" --app=web
 assert_eq "no app left" "[]" "$(pa list "$uuid" --format=json | jq -c .)"

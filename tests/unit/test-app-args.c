@@ -2,11 +2,13 @@
 /* The command-line grammar of pods and apps (rkt's "IMAGE [flags] [-- ARGS]
  * [--- IMAGE ...]"), and the durations gc and status take. */
 #include <stdarg.h>
+#include <sys/stat.h>
 
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "manifest/app-args.h"
 #include "manifest/app-lifecycle.h"
+#include "unit/app-options.h"
 #include "tests.h"
 
 static int parse(PodArgs *ret, bool pod_options, char **error, ...) {
@@ -98,8 +100,9 @@ static void test_errors(void) {
                 { { "---", "img", NULL }, "\"---\" must follow an IMAGE" },
                 { { "--", "x", NULL }, "\"--\" must follow an IMAGE" },
                 { { "img", "other", NULL }, "unexpected \"other\" after image img" },
-                { { "img", "--bogus=1", NULL }, "unknown option \"--bogus=1\"" },
-                { { "img", "--app", NULL }, "option --app needs a value" },
+                { { "img", "--bogus=1", NULL }, "unknown option \"--bogus\"" },
+                { { "-d", "img", NULL }, "unknown option \"-d\"" },
+                { { "img", "--app", NULL }, "option \"--app\" needs a value" },
                 { { "img", "--app=a", "--app=b", NULL }, "--app given twice" },
                 { { "--name=a", "img", "--name=b", NULL }, "--name given twice" },
                 { { "img", "--set-env=NOVALUE", NULL }, "--set-env=NOVALUE: expected NAME=VALUE" },
@@ -204,8 +207,181 @@ static void test_durations(void) {
         }
 }
 
+static char *write_temp(const char *content) {
+        char *path = strdup("/tmp/test-env-file-XXXXXX");
+        int fd = mkstemp(path);
+        ASSERT(fd >= 0);
+        ASSERT_EQ_INT(write(fd, content, strlen(content)), (int) strlen(content));
+        close(fd);
+        return path;
+}
+
+static void test_env_file(void) {
+        char *ok = write_temp("# a comment\n\nA=1\n  B=two words \nC=x=y\r\n\t# indented comment\nA=again\nEMPTY=");
+        char **env = NULL;
+        Error *e = NULL;
+        ASSERT_EQ_INT(env_file_parse(ok, &env, &e), 0);
+        assert_strv(env, (const char *[]) { "A=1", "B=two words ", "C=x=y", "A=again", "EMPTY=", NULL });
+        strv_free(env);
+        env = NULL;
+
+        static const struct {
+                const char *content;
+                const char *message;
+        } bad[] = {
+                { "A=1\nB C=2\n", ":2: \"B C\" is not a variable name" },
+                { "A=1\n\n1A=2\n", ":3: \"1A\" is not a variable name" },
+                { "JUSTANAME\n", ":1: expected NAME=VALUE" },
+                { "=x\n", ":1: \"\" is not a variable name" },
+                { "A=1\nB=\xc3\n", NULL },      /* not UTF-8: the manifest's check names it */
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                char *path = write_temp(bad[i].content);
+                int r = env_file_parse(path, &env, &e);
+                if (bad[i].message) {
+                        ASSERT_EQ_INT(r, -EINVAL);
+                        ASSERT_CONTAINS(e->msg, path);
+                        ASSERT_CONTAINS(e->msg, bad[i].message);
+                } else
+                        ASSERT_EQ_INT(r, 0);
+                error_free(e);
+                e = NULL;
+                strv_free(env);
+                env = NULL;
+                unlink(path);
+                free(path);
+        }
+        /* A NUL byte, a FIFO, a missing file: refused, the file named. */
+        char *nul = write_temp("A=1\n");
+        FILE *f = fopen(nul, "a");
+        fputs("B=x", f);
+        fputc(0, f);
+        fputs("y\n", f);
+        fclose(f);
+        ASSERT_EQ_INT(env_file_parse(nul, &env, &e), -EINVAL);
+        ASSERT_CONTAINS(e->msg, ":2: contains a NUL byte");
+        ASSERT(!env);   /* line 1 was good, but a bad file adds nothing */
+        error_free(e);
+        e = NULL;
+        unlink(nul);
+        ASSERT(mkfifo(nul, 0600) == 0);
+        ASSERT(env_file_parse(nul, &env, &e) < 0);
+        ASSERT_CONTAINS(e->msg, nul);
+        error_free(e);
+        e = NULL;
+        unlink(nul);
+        ASSERT_EQ_INT(env_file_parse(nul, &env, &e), -ENOENT);
+        error_free(e);
+        free(nul);
+        unlink(ok);
+        free(ok);
+}
+
+static void test_app_options(void) {
+        PodArgs a;
+        char *msg = NULL;
+        /* --read-only is a flag: it takes no value from the next word. */
+        ASSERT_EQ_INT(parse(&a, true, &msg, "img", "--read-only", "--memory", "1Gi", "--cpus=0.5", "--pids-limit=7",
+                            "--cap-add=net_raw,SYS_TIME", "--cap-drop=CAP_CHOWN", "--tmpfs=/tmp:size=1m",
+                            "--tmpfs=/run", "--device=/dev/null:r", NULL), 0);
+        AppArgs *app = &a.apps[0];
+        ASSERT(app->read_only);
+        ASSERT_STREQ(app->memory, "1Gi");
+        ASSERT_STREQ(app->cpus, "0.5");
+        ASSERT_STREQ(app->pids_limit, "7");
+        assert_strv(app->cap_add, (const char *[]) { "net_raw", "SYS_TIME", NULL });
+        assert_strv(app->cap_drop, (const char *[]) { "CAP_CHOWN", NULL });
+        assert_strv(app->tmpfs, (const char *[]) { "/tmp:size=1m", "/run", NULL });
+
+        struct json_object *isolators = NULL;
+        Error *e = NULL;
+        ASSERT_EQ_INT(app_options_isolators(app, "x", false, &isolators, &e), 0);
+        const char *text = json_object_to_json_string_ext(isolators, JSON_C_TO_STRING_PLAIN);
+        ASSERT_CONTAINS(text, "{\"name\":\"resource\\/memory\",\"value\":{\"limit\":\"1Gi\"}}");
+        ASSERT_CONTAINS(text, "{\"name\":\"resource\\/cpu\",\"value\":{\"limit\":\"0.5\"}}");
+        ASSERT_CONTAINS(text, "{\"name\":\"sdpod\\/pids-limit\",\"value\":{\"limit\":7}}");
+        ASSERT_CONTAINS(text, "os\\/linux\\/capabilities-retain-set");
+        ASSERT_CONTAINS(text, "\"CAP_NET_RAW\"");
+        ASSERT_CONTAINS(text, "\"CAP_SYS_TIME\"");
+        ASSERT(!strstr(text, "\"CAP_CHOWN\""));
+        ASSERT_CONTAINS(text, "{\"path\":\"\\/tmp\",\"options\":\"size=1m\"},{\"path\":\"\\/run\"}");
+        ASSERT_CONTAINS(text, "{\"path\":\"\\/dev\\/null\",\"access\":\"r\"}");
+        json_object_put(isolators);
+        pod_args_done(&a);
+
+        /* Only dropping: a remove-set. */
+        ASSERT_EQ_INT(parse(&a, true, NULL, "img", "--cap-drop=chown", "--read-only=no", NULL), 0);
+        ASSERT(!a.apps[0].read_only);
+        ASSERT_EQ_INT(app_options_isolators(&a.apps[0], "x", false, &isolators, &e), 0);
+        ASSERT_STREQ(json_object_to_json_string_ext(isolators, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE),
+                     "[{\"name\":\"os/linux/capabilities-remove-set\",\"value\":{\"set\":[\"CAP_CHOWN\"]}}]");
+        json_object_put(isolators);
+        pod_args_done(&a);
+
+        static const struct {
+                const char *arg;
+                const char *message;
+        } bad[] = {
+                { "--memory=lots", "--memory=lots: not a quantity" },
+                { "--memory=0", "--memory=0: must be greater than zero" },
+                { "--memory=512m", "--memory=512m: not a quantity" },   /* m is milli in this grammar */
+                { "--memory=99999999E", "too large" },
+                { "--cpus=-1", "--cpus=-1: not a number of CPUs" },
+                { "--cpus=0", "--cpus=0: must be greater than zero" },
+                { "--cpus=0.0001", "not a number of CPUs" },
+                { "--pids-limit=-5", "--pids-limit=-5: expected a number of tasks" },
+                { "--pids-limit=1e3", "expected a number of tasks" },
+                { "--pids-limit=99999999999", "expected a number of tasks" },
+                { "--cap-add=CAP_FLY", "--cap-add=CAP_FLY: not a capability" },
+                { "--cap-drop=", "expected a capability name" },
+                { "--tmpfs=relative", "must be an absolute path" },
+                { "--tmpfs=/", "not the root" },
+                { "--tmpfs=/a/../etc", ".." },
+                { "--tmpfs=/proc", "not in /proc, /sys or /dev" },
+                { "--tmpfs=/dev/shm", "not in /proc, /sys or /dev" },
+                { "--tmpfs=/tmp:exec", "option \"exec\" is not supported" },
+                { "--tmpfs=/tmp:suid", "option \"suid\" is not supported" },
+                { "--tmpfs=/tmp:size=1m,size=2m", "given twice" },
+                { "--tmpfs=/tmp:size=lots", "size=lots" },
+                { "--tmpfs=/tmp:mode=999", "mode=999" },
+                { "--tmpfs=/tmp:uid=0", "option \"uid=0\" is not supported" },
+                { "--tmpfs=/t mp", "whitespace" },
+                { "--device=/etc/passwd", "a device goes under /dev" },
+                { "--device=/dev/null:rx", "access \"rx\"" },
+                { "--device=/dev/null:rr", "access \"rr\"" },
+                { "--device=/dev/no-such-device", "No such file" },
+                { "--device=/dev/shm", "is not a device node" },
+                { "--device=/dev", "a device goes under /dev" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                int r = parse(&a, true, &msg, "img", bad[i].arg, NULL);
+                if (r == 0) {
+                        r = app_options_isolators(&a.apps[0], "x", false, &isolators, &e);
+                        free(msg);
+                        msg = e ? strdup(e->msg) : NULL;
+                        error_free(e);
+                        e = NULL;
+                        pod_args_done(&a);
+                }
+                if (r >= 0 || !msg || !strstr(msg, bad[i].message))
+                        fprintf(stderr, "%s: got %d, \"%s\"\n", bad[i].arg, r, msg ? msg : "(none)");
+                ASSERT(r < 0);
+                ASSERT_CONTAINS(msg, bad[i].message);
+                free(msg);
+                msg = NULL;
+        }
+        ASSERT_EQ_INT(parse(&a, true, &msg, "img", "--memory=1G", "--memory=2G", NULL), -EINVAL);
+        ASSERT_CONTAINS(msg, "--memory given twice");
+        free(msg);
+        ASSERT_EQ_INT(parse(&a, true, &msg, "img", "--read-only=maybe", NULL), -EINVAL);
+        ASSERT_CONTAINS(msg, "--read-only=maybe: expected yes or no");
+        free(msg);
+}
+
 int main(void) {
         RUN(test_sections);
+        RUN(test_env_file);
+        RUN(test_app_options);
         RUN(test_errors);
         RUN(test_lifecycle);
         RUN(test_durations);

@@ -366,6 +366,66 @@ static void test_isolators(void) {
         expect_isolation_error("[{\"name\": \"os/linux/capabilities-retain-set\", \"value\": {\"set\": [1]}}]",
                                "apps[0].app.isolators[0].value.set[0] (os/linux/capabilities-retain-set): expected a "
                                "string");
+
+        /* sdpod's own: pids, tmpfs, devices; strict like appc's. */
+        ASSERT_EQ_INT(isolation_of("[{\"name\": \"sdpod/pids-limit\", \"value\": {\"limit\": 64}},"
+                                   " {\"name\": \"sdpod/tmpfs\", \"value\": {\"mounts\": [{\"path\": \"/tmp\"},"
+                                   " {\"path\": \"/scratch\", \"options\": \"mode=0700,size=1g\"}]}},"
+                                   " {\"name\": \"sdpod/devices\", \"value\": {\"allow\": [{\"path\": \"/dev/fuse\"},"
+                                   " {\"path\": \"/dev/net/tun\", \"access\": \"rwm\"}]}}]",
+                                   &iso, &err),
+                      0);
+        ASSERT_EQ_INT(iso.tasks_max, 64);
+        ASSERT_EQ_INT(iso.n_tmpfs, 2);
+        ASSERT_STREQ(iso.tmpfs[0].options, "mode=1777");
+        ASSERT_STREQ(iso.tmpfs[1].options, "mode=0700,size=1g");
+        ASSERT_EQ_INT(iso.n_devices, 2);
+        ASSERT_STREQ(iso.devices[0].access, "rw");
+        ASSERT_STREQ(iso.devices[1].path, "/dev/net/tun");
+        ASSERT_STREQ(iso.devices[1].access, "rwm");
+        /* The rule names the numbers of the node bound at the device's
+         * path, looked up below the pod's root (here "/", where /dev/null
+         * stands in for a volume); a device without a bind keeps its path. */
+        int rootfd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        ASSERT(rootfd >= 0);
+        const char *sources[] = { "/dev/null", "/srv" }, *destinations[] = { "/dev/fuse", "/data" };
+        app_isolation_resolve_devices(&iso, sources, destinations, 2, rootfd);
+        close(rootfd);
+        ASSERT_STREQ(iso.devices[0].rule, "/dev/char/1:3");
+        ASSERT(!iso.devices[1].rule);
+        app_isolation_done(&iso);
+        expect_isolation_error("[{\"name\": \"sdpod/memory\", \"value\": {}}]",
+                               "apps[0].app.isolators[0].name: isolator \"sdpod/memory\" is not supported by sdpod "
+                               "(see sdpod-generator(8))");
+        expect_isolation_error("[{\"name\": \"sdpod/pids-limit\", \"value\": {\"limit\": 0}}]",
+                               "apps[0].app.isolators[0].value.limit (sdpod/pids-limit): must be between 1 and 1000000000");
+        expect_isolation_error("[{\"name\": \"sdpod/pids-limit\", \"value\": {\"limit\": \"7\"}}]",
+                               "apps[0].app.isolators[0].value.limit (sdpod/pids-limit): expected a number of tasks");
+        expect_isolation_error("[{\"name\": \"sdpod/tmpfs\", \"value\": {\"mounts\": [{\"path\": \"/tmp\", "
+                               "\"options\": \"exec\"}]}}]",
+                               "apps[0].app.isolators[0].value.mounts[0].options (sdpod/tmpfs): option \"exec\" is not "
+                               "supported (only size=, mode= and noexec; nosuid and nodev are always set)");
+        expect_isolation_error("[{\"name\": \"sdpod/tmpfs\", \"value\": {\"mounts\": [{\"path\": \"/tmp\"}, "
+                               "{\"path\": \"/tmp\"}]}}]",
+                               "apps[0].app.isolators[0].value.mounts[1] (sdpod/tmpfs): path \"/tmp\": a second tmpfs there");
+        expect_isolation_error("[{\"name\": \"sdpod/tmpfs\", \"value\": {\"mounts\": [{\"path\": \"/sys/fs\"}]}}]",
+                               "apps[0].app.isolators[0].value.mounts[0] (sdpod/tmpfs): path \"/sys/fs\": not in /proc, "
+                               "/sys or /dev");
+        expect_isolation_error("[{\"name\": \"sdpod/tmpfs\", \"value\": {\"mounts\": [{\"path\": \"/a:b\"}]}}]",
+                               "apps[0].app.isolators[0].value.mounts[0] (sdpod/tmpfs): path \"/a:b\": whitespace, quotes, "
+                               "backslashes, ':', control and non-ASCII characters are not supported");
+        expect_isolation_error("[{\"name\": \"sdpod/tmpfs\", \"value\": {\"mounts\": []}}]",
+                               "apps[0].app.isolators[0].value.mounts (sdpod/tmpfs): expected a non-empty array");
+        expect_isolation_error("[{\"name\": \"sdpod/devices\", \"value\": {\"allow\": [{\"path\": \"/etc/shadow\"}]}}]",
+                               "apps[0].app.isolators[0].value.allow[0] (sdpod/devices): path \"/etc/shadow\": a device "
+                               "goes under /dev");
+        expect_isolation_error("[{\"name\": \"sdpod/devices\", \"value\": {\"allow\": [{\"path\": \"/dev/fuse\", "
+                               "\"access\": \"x\"}]}}]",
+                               "apps[0].app.isolators[0].value.allow[0] (sdpod/devices): access \"x\": expected r, w and m "
+                               "(at least one, each once)");
+        expect_isolation_error("[{\"name\": \"sdpod/devices\", \"value\": {\"allow\": [{\"path\": \"/dev/fuse\", "
+                               "\"major\": 10}]}}]",
+                               "apps[0].app.isolators[0].value.allow[0] (sdpod/devices): unknown field \"major\"");
 }
 
 /* An app root and a manifest, for resolve and render. */

@@ -138,16 +138,16 @@ cat >"$T/apps.json" <<'EOF'
     "state": "running",
     "created": "2026-11-21T08:00:00.000000Z",
     "started": "2026-11-21T08:00:01.000000Z",
-    "finished": null,
-    "exit_code": null
+    "exited": null,
+    "exit_status": null
   },
   {
     "name": "builder",
     "state": "exited",
     "created": "2026-11-21T08:00:00.000000Z",
     "started": "2026-11-21T08:00:01.000000Z",
-    "finished": "2026-11-21T08:00:09.000000Z",
-    "exit_code": 0
+    "exited": "2026-11-21T08:00:09.000000Z",
+    "exit_status": 0
   }
 ]
 EOF
@@ -170,7 +170,7 @@ podapp() {
 	# Only the full UUID of the running pod has apps; a prefix is the
 	# program's to resolve, so the stub takes the one the test types.
 	case "$*" in
-	"list $RUNNING --format=json" | "list 3f0c --format=json") cat "$T/apps.json" ;;
+	"list $RUNNING --format=json" | "list 3f0c --format=json" | "list web --format=json") cat "$T/apps.json" ;;
 	*) return 1 ;;
 	esac
 }
@@ -217,6 +217,8 @@ complete() {
 # The lifecycle options of an app (sdpod(1)).
 app_lifecycle=(--stop-timeout= --restart= --pre-start= --pre-stop= --post-stop= --watchdog= --watchdog-file= --health-cmd=
 	--health-interval= --health-retries= --health-start-period= --health-on-failure=)
+# Its confinement and resources (sdpod(1)).
+app_confinement=(--env-file= --memory= --cpus= --pids-limit= --cap-add= --cap-drop= --read-only --tmpfs= --device=)
 
 expect() {
 	local line=$1 want
@@ -231,37 +233,40 @@ expect() {
 # sdpod: commands, global options, options of each command.
 # ---------------------------------------------------------------------------
 
-expect 'sdpod ' image prepare run run-prepared stop enter list status cat-manifest journal rm gc
+expect 'sdpod ' image prepare run run-prepared stop enter list status cat-manifest journal stats rm gc
 expect 'sdpod r' run run-prepared rm
 expect 'sdpod -' --dir= --debug --help --version
 expect 'sdpod --debug ru' run run-prepared
 expect 'sdpod --dir=/x ru' run run-prepared
-expect 'sdpod --dir /x st' stop status
-expect 'sdpod image ' import list inspect cat-manifest rm gc
+expect 'sdpod --dir /x st' stop stats status
+expect 'sdpod image ' import list inspect cat-manifest tag untag rm gc
 expect 'sdpod image i' import inspect
 expect 'sdpod image list --' --help --format= --no-legend
 expect 'sdpod image list --format=' table json
 expect 'sdpod image import --' --help --name= --platform= --ref= --max-entries= --max-size=
 expect 'sdpod prepare --' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
-	--app= --exec= --set-env= --user= --group= --working-dir= --mount= "${app_lifecycle[@]}"
+	--app= --exec= --set-env= --user= --group= --working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}"
 expect 'sdpod prepare --wo' --working-dir=
 expect 'sdpod prepare --w' --watchdog= --watchdog-file= --working-dir=
 expect 'sdpod prepare --private-users=' yes no
 expect 'sdpod run --' --detach --uuid-file= --replace --tty --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
 	--app= --exec= --set-env= --user= --group= \
-	--working-dir= --mount= "${app_lifecycle[@]}"
-expect 'sdpod run --d' --detach --dns= --dns-search= --dns-option=
+	--working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}"
+expect 'sdpod run --d' --detach --device= --dns= --dns-search= --dns-option=
 # run's own options only come first
-expect 'sdpod run --detach --d' --detach --dns= --dns-search= --dns-option=
-expect 'sdpod run --name=x --d' --dns= --dns-search= --dns-option=
-expect 'sdpod run --replace --r' --replace --restart=
-expect 'sdpod run --name=x --r' --restart=
-expect 'sdpod run busybox:1.36 --d' --dns= --dns-search= --dns-option=
+expect 'sdpod run --detach --d' --detach --device= --dns= --dns-search= --dns-option=
+expect 'sdpod run --name=x --d' --device= --dns= --dns-search= --dns-option=
+expect 'sdpod run --replace --r' --read-only --replace --restart=
+expect 'sdpod run --name=x --r' --read-only --restart=
+expect 'sdpod run busybox:1.36 --d' --device= --dns= --dns-search= --dns-option=
+expect 'sdpod run busybox:1.36 --read-only --cap-drop=SYS_' SYS_CHROOT SYS_ADMIN SYS_PTRACE SYS_NICE SYS_RESOURCE SYS_TIME
+expect 'sdpod prepare busybox:1.36 --read-only=' yes no
 expect 'sdpod stop --' --help --force --timeout=
 expect 'sdpod status --' --help --format= --wait --wait=
 expect 'sdpod status --format ' table json
 expect 'sdpod gc --' --help --grace-period= --expire-prepared= --mark-only
-expect 'sdpod journal --' --help --app=
+expect 'sdpod journal --' --help --app= --since= --lines= --follow
+expect 'sdpod stats --' --help --format= --no-legend --interval=
 expect 'sdpod enter --' --help --app= --tty --interactive
 expect 'sdpod no-such-command '
 
@@ -281,6 +286,13 @@ expect 'sdpod image inspect busybox:1' 1.36
 expect 'sdpod image inspect sha256:3' 32b50a95402a2ba09c4b4facf5aa4e8e6f889ca63b8ffe1cf89ac95245ecf083
 expect 'sdpod image inspect busybox:1.36 '
 expect 'sdpod image rm busybox:1.36 e' example.com/my-app:latest
+expect 'sdpod image rm --' --help --force
+expect 'sdpod image rm --force b' busybox:1.36
+expect 'sdpod image tag ' busybox:1.36 example.com/my-app:latest
+expect 'sdpod image tag busybox:1.36 '
+expect 'sdpod image untag ' busybox:1.36 example.com/my-app:latest
+expect 'sdpod image untag busybox:1.36 e' example.com/my-app:latest
+expect 'sdpod image t' tag
 expect 'sdpod prepare ' busybox:1.36 example.com/my-app:latest
 
 # ---------------------------------------------------------------------------
@@ -290,11 +302,11 @@ expect 'sdpod prepare ' busybox:1.36 example.com/my-app:latest
 # after an image, only its options, "--" and "---"
 expect 'sdpod prepare busybox:1.36 ' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
 	--app= --exec= --set-env= --user= --group= \
-	--working-dir= --mount= "${app_lifecycle[@]}" -- ---
+	--working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" -- ---
 expect 'sdpod prepare --app=x busybox:1.36 --ex' --exec=
 expect 'sdpod prepare --app x busybox:1.36 --app y ' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
 	--app= --exec= --set-env= \
-	--user= --group= --working-dir= --mount= "${app_lifecycle[@]}" -- ---
+	--user= --group= --working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" -- ---
 # the app's arguments are its own, but "---" starts the next app
 expect 'sdpod prepare busybox:1.36 -- -c '
 expect 'sdpod prepare busybox:1.36 -- -c --'  ---
@@ -308,28 +320,32 @@ expect 'sdpod prepare --volume data,kind=empty busybox:1.36 --mount ' volume=dat
 # Pods: UUIDs of the states each command takes; --dir is passed on.
 # ---------------------------------------------------------------------------
 
-expect 'sdpod status ' "$RUNNING" "$PREPARED" "$EXITED" "$MARKED"
+expect 'sdpod status ' "$RUNNING" "$PREPARED" "$EXITED" "$MARKED" web
 expect 'sdpod status 9c' "$EXITED" "$MARKED"
 expect 'sdpod status 9c4' "$EXITED"
 expect "sdpod status $EXITED "
 expect 'sdpod cat-manifest 3' "$RUNNING"
 expect 'sdpod run-prepared ' "$PREPARED"
-expect 'sdpod stop ' "$RUNNING"
-expect 'sdpod stop --force ' "$RUNNING"
-expect 'sdpod enter ' "$RUNNING"
-expect 'sdpod enter -t -i ' "$RUNNING"
+expect 'sdpod stop ' "$RUNNING" web
+expect 'sdpod stop --force ' "$RUNNING" web
+expect 'sdpod enter ' "$RUNNING" web
+expect 'sdpod enter -t -i ' "$RUNNING" web
 expect 'sdpod rm ' "$PREPARED" "$EXITED" "$MARKED"
 expect 'sdpod rm 7a1e 9' "$EXITED" "$MARKED"
-expect 'sdpod journal ' "$RUNNING" "$EXITED" "$MARKED"
+expect 'sdpod journal ' "$RUNNING" "$EXITED" "$MARKED" web
+expect 'sdpod journal --lines=5 ' "$RUNNING" "$EXITED" "$MARKED" web
+expect 'sdpod stats ' "$RUNNING" web
+expect "sdpod stats $RUNNING " "$RUNNING" web
+expect 'sdpod stats --format=' table json
 
 complete 'sdpod --dir=/srv/pods --debug stop '
 check "--dir and --debug reach 'sdpod list'" "sdpod --dir=/srv/pods --debug list --format=json" "$(cat "$T/calls")"
 complete "sdpod --dir '/srv/pods' stop "
 check "--dir PATH, quoted, reaches 'sdpod list'" "sdpod --dir=/srv/pods list --format=json" "$(cat "$T/calls")"
-check "... and the UUIDs come all the same" "$RUNNING" "$got"
+check "... and the UUIDs come all the same" "$RUNNING web" "$got"
 
 PODS_JSON=$T/pods-plain.json
-expect 'sdpod status ' "$RUNNING" "$PREPARED" "$EXITED" "$MARKED"
+expect 'sdpod status ' "$RUNNING" "$PREPARED" "$EXITED" "$MARKED" web
 expect 'sdpod enter --app=' nginx builder
 PODS_JSON=$T/pods.json
 
@@ -356,13 +372,13 @@ expect 'podapp sandbox --' --help --name= --volume= --keep-on-app-failure --priv
 expect 'sdpod prepare --net=' default none host ns:
 expect 'sdpod run --dns=' host
 expect 'podapp sandbox --private-users=' yes no
-expect 'podapp add --' --help --app= --exec= --set-env= --user= --group= --working-dir= --mount= "${app_lifecycle[@]}"
+expect 'podapp add --' --help --app= --exec= --set-env= --user= --group= --working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}"
 expect 'podapp stop --' --help --app= --grace=
 expect 'podapp list --' --help --format= --no-legend
 expect 'podapp status --format=' table json
-expect 'podapp start ' "$RUNNING"
-expect 'podapp list ' "$RUNNING" "$PREPARED" "$EXITED" "$MARKED"
-expect 'podapp add ' "$RUNNING"
+expect 'podapp start ' "$RUNNING" web
+expect 'podapp list ' "$RUNNING" "$PREPARED" "$EXITED" "$MARKED" web
+expect 'podapp add ' "$RUNNING" web
 expect "podapp add $RUNNING " busybox:1.36 example.com/my-app:latest
 expect "podapp add $RUNNING --app=new busybox:1.36 -- "
 expect "podapp exec $RUNNING --app=nginx -- "
@@ -371,6 +387,7 @@ expect 'podapp exec --' --help --app= --tty --interactive
 
 # --app= takes the apps of the pod on the command line, from 'podapp list'.
 expect "podapp start $RUNNING --app=" nginx builder
+expect "podapp start web --app=" nginx builder
 expect "podapp stop $RUNNING --app=b" builder
 expect "podapp status 3f0c --app " nginx builder
 expect "podapp exec $RUNNING --app=" nginx builder

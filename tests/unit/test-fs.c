@@ -146,6 +146,48 @@ static void test_rm_rf_names(void) {
         ASSERT(faccessat(dfd, "file", F_OK, AT_SYMLINK_NOFOLLOW) < 0);
 }
 
+static void write_blocks(const char *path, size_t size) {
+        int fd = openat(dfd, path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        ASSERT(fd >= 0);
+        static const char block[4096] = { 1 };
+        for (size_t n = 0; n < size; n += sizeof(block))
+                ASSERT(write(fd, block, sizeof(block)) == (ssize_t) sizeof(block));
+        ASSERT(fsync(fd) == 0);
+        close(fd);
+}
+
+static uint64_t blocks_of(const char *path) {
+        struct stat st;
+        ASSERT(fstatat(dfd, path, &st, AT_SYMLINK_NOFOLLOW) == 0);
+        return (uint64_t) st.st_blocks * 512;
+}
+
+/* What gc and interrupted imports report: the blocks of each file whose
+ * last link goes, and of each directory; a file with another link frees
+ * nothing. */
+static void test_rm_rf_counting(void) {
+        ASSERT(mkdirat(dfd, "count", 0755) == 0);
+        ASSERT(mkdirat(dfd, "count/sub", 0755) == 0);
+        write_blocks("count/sub/a", 256 << 10);
+        write_blocks("count/b", 64 << 10);
+        ASSERT(linkat(dfd, "count/b", dfd, "kept-link", 0) == 0);
+        ASSERT(symlinkat("sub/a", dfd, "count/link") == 0);
+        uint64_t want = blocks_of("count") + blocks_of("count/sub") + blocks_of("count/sub/a") + blocks_of("count/link");
+        uint64_t freed = 0;
+        ASSERT_EQ_INT(rm_rf_at_counting(dfd, "count", &freed), 0);
+        ASSERT(faccessat(dfd, "count", F_OK, AT_SYMLINK_NOFOLLOW) < 0);
+        ASSERT(freed == want);
+        ASSERT(freed >= (256 << 10));
+        /* The last link of b goes now: its blocks count. */
+        uint64_t b = blocks_of("kept-link");
+        freed = 0;
+        ASSERT_EQ_INT(rm_rf_at_counting(dfd, "kept-link", &freed), 0);
+        ASSERT(freed == b && b >= (64 << 10));
+        freed = 0;
+        ASSERT_EQ_INT(rm_rf_at_counting(dfd, "missing", &freed), 0);
+        ASSERT(freed == 0);
+}
+
 int main(void) {
         ASSERT(mkdtemp(scratch));
         test_cleanup = cleanup;
@@ -155,6 +197,7 @@ int main(void) {
         RUN(test_read_fd_bound);
         RUN(test_rm_rf_deep_tree_few_fds);
         RUN(test_rm_rf_names);
+        RUN(test_rm_rf_counting);
         cleanup();
         return 0;
 }

@@ -257,10 +257,11 @@ static void test_names_resolve_rm_gc(void) {
         ASSERT_CONTAINS(err->msg, "nope");
         error_free(err);
 
-        char *id = NULL;
-        ASSERT_EQ_INT(image_store_remove(s, "example.com/name-a:1", &id, NULL), 0);
-        ASSERT_STREQ(id, ia->id);
-        free(id);
+        ImageRemoval rm = {};
+        ASSERT_EQ_INT(image_store_remove(s, "example.com/name-a:1", false, &rm, NULL), 0);
+        ASSERT_STREQ(rm.id, ia->id);
+        ASSERT(rm.image_removed);
+        image_removal_done(&rm);
         ASSERT_EQ_INT(image_store_resolve(s, ia->id, &r, NULL), -ENOENT);
         image_store_free(s);
 
@@ -321,7 +322,7 @@ static void test_concurrent_imports_and_gc(void) {
                                 image_store_free(s);
                                 if (image_store_open(data, true, STORE_SHARED, &s, NULL) < 0)
                                         _exit(1);
-                                (void) image_store_remove(s, "example.com/race-1:1", NULL, NULL);
+                                (void) image_store_remove(s, "example.com/race-1:1", false, NULL, NULL);
                                 image_store_free(s);
                         }
                         _exit(0);
@@ -351,6 +352,59 @@ static void test_concurrent_imports_and_gc(void) {
         }
 }
 
+/* gc while writers run: only the staging of dead writers goes. */
+static void test_gc_beside_live_writers(void) {
+        ImageStore *writer = open_store("store-live", STORE_SHARED);
+        char live[32];
+        int live_fd = image_store_make_staging(writer, "import-", live);
+        ASSERT(live_fd >= 0);
+        ASSERT(mkdirat(live_fd, "blobs", 0700) == 0);
+        /* A dead writer's staging: a directory nobody holds locked, with a
+         * file of 64 KiB (freed: its blocks and the directory's). */
+        ASSERT(mkdirat(writer->tmp_fd, "import-dead", 0700) == 0);
+        int fd = openat(writer->tmp_fd, "import-dead/blob", O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+        ASSERT(fd >= 0);
+        static const char block[65536] = { 1 };
+        ASSERT(write(fd, block, sizeof(block)) == (ssize_t) sizeof(block));
+        ASSERT(fsync(fd) == 0);
+        close(fd);
+        /* One being made (".new-*") is left alone too. */
+        ASSERT(mkdirat(writer->tmp_fd, ".new-0000000000000000", 0700) == 0);
+
+        ImageStore *gc = open_store("store-live", STORE_GC);
+        ASSERT(!gc->exclusive);
+        ImageGcStats st;
+        ASSERT_EQ_INT(image_store_gc(gc, NULL, &st, NULL), 0);
+        ASSERT(st.partial);
+        ASSERT_EQ_INT(st.leftovers, 1);
+        ASSERT_EQ_INT(st.busy, 1);
+        ASSERT(st.bytes >= sizeof(block));
+        ASSERT(faccessat(writer->tmp_fd, "import-dead", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT);
+        ASSERT(faccessat(writer->tmp_fd, live, F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+        ASSERT(faccessat(writer->tmp_fd, ".new-0000000000000000", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
+        image_store_free(gc);
+
+        /* The writer dies (its lock goes with its fd): its staging is a
+         * leftover, even while the store is still shared. */
+        close(live_fd);
+        gc = open_store("store-live", STORE_GC);
+        ASSERT(!gc->exclusive);
+        ASSERT_EQ_INT(image_store_gc(gc, NULL, &st, NULL), 0);
+        ASSERT_EQ_INT(st.leftovers, 1);
+        ASSERT_EQ_INT(st.busy, 0);
+        image_store_free(gc);
+        image_store_free(writer);
+
+        /* Nobody else: gc has the store to itself and takes the rest. */
+        gc = open_store("store-live", STORE_GC);
+        ASSERT(gc->exclusive);
+        ASSERT_EQ_INT(image_store_gc(gc, NULL, &st, NULL), 0);
+        ASSERT(!st.partial);
+        ASSERT_EQ_INT(st.leftovers, 1);
+        ASSERT_EQ_INT(count_entries(gc->tmp_fd), 0);
+        image_store_free(gc);
+}
+
 static void remove_scratch(void) {
         (void) rm_rf(scratch);
 }
@@ -364,6 +418,7 @@ int main(void) {
         RUN(test_corrupt_and_truncated);
         RUN(test_names_resolve_rm_gc);
         RUN(test_concurrent_imports_and_gc);
+        RUN(test_gc_beside_live_writers);
         close(scratch_fd);
         ASSERT(rm_rf(scratch) == 0);
         return 0;

@@ -44,7 +44,7 @@ static PodStore *new_store(void) {
         snprintf(path, sizeof(path), "%s/data%u", scratch, n_stores++);
         ASSERT(mkdir(path, 0755) == 0);
         PodStore *s = NULL;
-        ASSERT_EQ_INT(pod_store_open(path, false, &s, NULL), 0);
+        ASSERT_EQ_INT(pod_store_open(path, false, false, &s, NULL), 0);
         return s;
 }
 
@@ -187,11 +187,11 @@ static void test_open_errors(void) {
         PodStore *s = NULL;
         char path[300];
         snprintf(path, sizeof(path), "%s/does-not-exist", scratch);
-        ASSERT_EQ_INT(pod_store_open(path, false, &s, &e), -ENOENT);
+        ASSERT_EQ_INT(pod_store_open(path, false, false, &s, &e), -ENOENT);
         ASSERT_CONTAINS(e->msg, path);
         error_free(e);
         /* Created on demand when asked (the default data directory). */
-        ASSERT_EQ_INT(pod_store_open(path, true, &s, NULL), 0);
+        ASSERT_EQ_INT(pod_store_open(path, true, false, &s, NULL), 0);
         for (PodDir d = 0; d < _POD_DIR_MAX; d++)
                 ASSERT(s->dir_fds[d] >= 0);
         pod_store_free(s);
