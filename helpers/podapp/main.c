@@ -12,6 +12,7 @@
 #include "manifest/app-args.h"
 #include "pod/pod-launch.h"
 #include "pod/pod-prepare.h"
+#include "pod/stage1.h"
 
 static const char usage[] =
         "Usage: podapp [--dir=PATH] [--debug] COMMAND [ARGS...]\n"
@@ -477,18 +478,29 @@ static int verb_status(int argc, char **argv) {
 }
 
 static const char exec_usage[] =
-        "Usage: podapp exec UUID --app=NAME [--] COMMAND [ARGS...]\n"
+        "Usage: podapp exec UUID --app=NAME [-t] [-i] [--] COMMAND [ARGS...]\n"
         "\n"
         "Runs COMMAND in a running app: as its user and group, in its root and\n"
         "working directory, with its environment and confinement: the pod's\n"
         "systemd starts it as a unit with the app's settings (sdpod-security(7)).\n"
-        "Standard input, output and error are podapp's, and nothing else of its;\n"
-        "Ctrl-C reaches COMMAND. The exit status is COMMAND's (127: not found,\n"
-        "126: not executable or not run).\n";
+        "It gets podapp's standard input, output and error (nothing else of its),\n"
+        "but never a terminal of the caller's: a terminal is relayed through a\n"
+        "pipe, and input from a terminal is /dev/null without -i. Ctrl-C reaches\n"
+        "COMMAND. The exit status is COMMAND's (127: not found, 126: not\n"
+        "executable or not run).\n"
+        "\n"
+        "  --app=NAME         the app\n"
+        "  -t, --tty          run COMMAND on a new terminal of the pod's, relayed\n"
+        "                     to podapp's: of the caller's size, resized with it;\n"
+        "                     stdout and stderr both go to it\n"
+        "  -i, --interactive  pass input on when it is a terminal (with -t: typed\n"
+        "                     keys, the caller's terminal in raw mode meanwhile,\n"
+        "                     so Ctrl-C and Ctrl-Z reach COMMAND's terminal)\n";
 
 static int verb_exec(int argc, char **argv) {
         const char *app;
-        int status, i = cli_parse_app_options(argc, argv, exec_usage, false, &app, &status);
+        unsigned flags;
+        int status, i = cli_parse_enter_options(argc, argv, exec_usage, false, &app, &flags, &status);
         if (i < 0)
                 return status;
         /* getopt moved the operands after the options: UUID, then the
@@ -502,7 +514,7 @@ static int verb_exec(int argc, char **argv) {
         _cleanup_pod_ Pod *p = NULL;
         if (cli_open_pod(argv[i], &ps, &p, &err) < 0)
                 return cli_fail(err);
-        pod_enter(p, app, true, argv + i + 1, &err);
+        pod_enter(p, app, flags | ENTER_AS_APP, argv + i + 1, &err);
         return cli_fail(err);
 }
 

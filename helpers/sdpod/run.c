@@ -93,7 +93,7 @@ int verb_run_prepared(int argc, char **argv) {
 }
 
 static const char run_usage[] =
-        "Usage: sdpod run [--detach] [--uuid-file=PATH] [--replace] [POD OPTIONS] IMAGE [APP OPTIONS] [-- ARGS...]\n"
+        "Usage: sdpod run [--detach] [--uuid-file=PATH] [--replace] [-t] [POD OPTIONS] IMAGE [APP OPTIONS] [-- ARGS...]\n"
         "                 [--- IMAGE [APP OPTIONS] [-- ARGS...]]...\n"
         "\n"
         "Prepares a pod as 'sdpod prepare' does (see 'sdpod prepare --help' for the\n"
@@ -110,7 +110,11 @@ static const char run_usage[] =
         "  --replace         first remove the pods of the same --name that are not\n"
         "                    running (exited, prepared, failed); refuse if one runs.\n"
         "                    A service that runs a fresh pod on each start uses it\n"
-        "                    (sdpod-pod-generator(8))\n";
+        "                    (sdpod-pod-generator(8))\n"
+        "  -t, --tty         run the pod's app (one app) on the pod's console, as its\n"
+        "                    controlling terminal, relayed to sdpod's terminal:\n"
+        "                    typed keys (Ctrl-C, Ctrl-Z) reach it, the console has\n"
+        "                    the terminal's size and follows it; not with --detach\n";
 
 int verb_run(int argc, char **argv) {
         if (cli_wants_help(argc, argv)) {
@@ -119,7 +123,7 @@ int verb_run(int argc, char **argv) {
         }
         Error *err = NULL;
         const char *uuid_file = NULL;
-        bool detach = false, replace = false;
+        bool detach = false, replace = false, tty = false;
         int i = 1;
         for (; i < argc; i++)
                 if (startswith(argv[i], "--uuid-file="))
@@ -128,10 +132,14 @@ int verb_run(int argc, char **argv) {
                         detach = true;
                 else if (streq(argv[i], "--replace"))
                         replace = true;
+                else if (streq(argv[i], "-t") || streq(argv[i], "--tty"))
+                        tty = true;
                 else
                         break;
         if (uuid_file && !*uuid_file)
                 return cli_usage_error(argv[0], "--uuid-file= needs a path");
+        if (tty && detach)
+                return cli_usage_error(argv[0], "-t runs the app on sdpod's terminal: not with --detach");
         PodArgs args = {};
         if (pod_args_parse(argc - i, argv + i, true, &args, &err) < 0) {
                 int status = cli_usage_error(argv[0], "%s", err->msg);
@@ -142,6 +150,16 @@ int verb_run(int argc, char **argv) {
                 pod_args_done(&args);
                 return cli_usage_error(argv[0], "--replace needs --name: it replaces the pods of that name");
         }
+        if (tty && args.n_apps != 1) {
+                size_t n = args.n_apps;
+                pod_args_done(&args);
+                /* The console is one terminal: two apps reading it would
+                 * take each other's keys. */
+                return cli_usage_error(argv[0], "-t: the pod has %zu apps; only a pod of one app runs on the terminal "
+                                       "(reach the others with 'sdpod enter -ti')", n);
+        }
+        if (tty)
+                args.apps[0].tty = true;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *p = NULL;
         int r;
@@ -260,20 +278,31 @@ int verb_stop(int argc, char **argv) {
 }
 
 static const char enter_usage[] =
-        "Usage: sdpod enter [--app=NAME] UUID [CMD [ARGS...]]\n"
+        "Usage: sdpod enter [--app=NAME] [-t] [-i] UUID [CMD [ARGS...]]\n"
         "\n"
         "Runs CMD (default: /bin/sh) inside a running app of a pod, as root of the\n"
         "pod in the app's root \"/\", with the app's environment and confinement:\n"
         "the pod's systemd starts it as a unit with the app's settings\n"
-        "(sdpod-security(7)). Standard input, output and error are sdpod's, and\n"
-        "nothing else of its; Ctrl-C reaches CMD. The exit status is CMD's\n"
-        "(127: not found, 126: not executable or not run).\n"
+        "(sdpod-security(7)). It gets sdpod's standard input, output and error\n"
+        "(nothing else of its), but never a terminal of the caller's: a terminal\n"
+        "is relayed through a pipe, and input from a terminal is /dev/null without\n"
+        "-i. Ctrl-C reaches CMD. The exit status is CMD's (127: not found, 126:\n"
+        "not executable or not run).\n"
         "\n"
-        "  --app=NAME   the app (needed when the pod has more than one)\n";
+        "  --app=NAME         the app (needed when the pod has more than one)\n"
+        "  -t, --tty          run CMD on a new terminal of the pod's, relayed to\n"
+        "                     sdpod's: CMD sees a terminal of the caller's size,\n"
+        "                     resized with it; stdout and stderr both go to it\n"
+        "  -i, --interactive  pass input on when it is a terminal (with -t: typed\n"
+        "                     keys, the caller's terminal in raw mode meanwhile,\n"
+        "                     so Ctrl-C and Ctrl-Z reach CMD's terminal)\n"
+        "\n"
+        "An interactive shell: sdpod enter -ti UUID\n";
 
 int verb_enter(int argc, char **argv) {
         const char *app;
-        int status, i = cli_parse_app_options(argc, argv, enter_usage, true, &app, &status);
+        unsigned flags;
+        int status, i = cli_parse_enter_options(argc, argv, enter_usage, true, &app, &flags, &status);
         if (i < 0)
                 return status;
         Error *err = NULL;
@@ -281,6 +310,6 @@ int verb_enter(int argc, char **argv) {
         _cleanup_pod_ Pod *p = NULL;
         if (cli_open_pod(argv[i], &ps, &p, &err) < 0)
                 return cli_fail(err);
-        pod_enter(p, app, false, argv + i + 1, &err);
+        pod_enter(p, app, flags, argv + i + 1, &err);
         return cli_fail(err);
 }

@@ -4,10 +4,12 @@
  *
  *   run UUID                   $SDPOD_LOCK_FD: boot the pod (never returns)
  *   stop UUID [--force]        ask the pod to halt, or kill it
- *   enter UUID [--app=NAME] [--as-app] [-- CMD...]
+ *   enter UUID [--app=NAME] [--as-app] [--tty] [--interactive] [-- CMD...]
  *                              run CMD (default /bin/sh) in an app; as root
  *                              in "/", or with --as-app as the app's user and
- *                              group in its working directory
+ *                              group in its working directory; --tty: on a
+ *                              new pty of the pod's, relayed; --interactive:
+ *                              a terminal's input reaches it (pod-exec.h)
  *   gc UUID                    kill what a pod whose nspawn was killed
  *                              left running, release its networks
  *
@@ -30,6 +32,7 @@
 #include "pod/pod-exec.h"
 #include "pod/pod-process.h"
 #include "pod/pod-run.h"
+#include "pod/pod-userns.h"
 #include "unit/app-unit.h"
 #include "unit/rootfs-lookup.h"
 
@@ -99,7 +102,7 @@ static int stop(const char *uuid, bool force) {
 /* The pod's systemd, and the app's main process (its host PID), which
  * must run. */
 static int open_running_app(int pod_fd, const char *uuid, const PodApp *app, sd_bus **ret_bus, pid_t *ret_pid,
-                            Error **err) {
+                            pid_t *ret_leader, Error **err) {
         PodProcess p = { .nspawn_pidfd = -1 };
         char unit[256];
         snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app->name);
@@ -108,11 +111,12 @@ static int open_running_app(int pod_fd, const char *uuid, const PodApp *app, sd_
                 r = error_set(err, -ESRCH, "pod %s: app %s is not running", uuid, app->name);
         if (r >= 0)
                 r = pod_bus_open(p.leader, ret_bus, err);
+        *ret_leader = p.leader;
         pod_process_done(&p);
         return r;
 }
 
-static int enter(const char *uuid, const char *app_name, bool as_app, char **cmd) {
+static int enter(const char *uuid, const char *app_name, bool as_app, bool tty, bool interactive, char **cmd) {
         Error *err = NULL;
         _cleanup_close_ int pod_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_pod_manifest_ PodManifest *m = NULL;
@@ -128,8 +132,11 @@ static int enter(const char *uuid, const char *app_name, bool as_app, char **cmd
                 return 2;
         }
         _cleanup_bus_ sd_bus *bus = NULL;
-        pid_t main_pid = 0;
-        int r = open_running_app(pod_fd, uuid, app, &bus, &main_pid, &err);
+        pid_t main_pid = 0, leader = 0;
+        PodUserns userns;
+        if (pod_userns_from_manifest(m, &userns, &err) < 0)
+                return fail(err);
+        int r = open_running_app(pod_fd, uuid, app, &bus, &main_pid, &leader, &err);
         if (r == -ESRCH) {
                 fprintf(stderr, "enter: %s\n", err->msg);
                 error_free(err);
@@ -174,6 +181,10 @@ static int enter(const char *uuid, const char *app_name, bool as_app, char **cmd
                 .path = program,
                 .argv = argv,
                 .environment = env,
+                .tty = tty,
+                .interactive = interactive,
+                .leader = leader,
+                .root_uid = pod_userns_root(&userns),
         };
         int status = 0;
         if (pod_exec(bus, &x, &status, &err) < 0) {
@@ -232,18 +243,22 @@ int main(int argc, char **argv) {
                 return gc(argv[1]);
         if (streq(verb, "enter")) {
                 const char *app = NULL;
-                bool as_app = false;
+                bool as_app = false, tty = false, interactive = false;
                 int i = 2;
                 for (; i < argc && !streq(argv[i], "--"); i++)
                         if (startswith(argv[i], "--app="))
                                 app = argv[i] + strlen("--app=");
                         else if (streq(argv[i], "--as-app"))
                                 as_app = true;
+                        else if (streq(argv[i], "--tty"))
+                                tty = true;
+                        else if (streq(argv[i], "--interactive"))
+                                interactive = true;
                         else
                                 break;
                 if (i < argc && streq(argv[i], "--"))
                         i++;
-                return enter(argv[1], app, as_app, argv + i);
+                return enter(argv[1], app, as_app, tty, interactive, argv + i);
         }
         fprintf(stderr, "%s: unknown entrypoint or arguments; see sdpod-stage1(7)\n", verb);
         return 2;

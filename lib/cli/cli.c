@@ -7,6 +7,7 @@
 #include "basic/time-util.h"
 #include "basic/warn.h"
 #include "cli/cli.h"
+#include "pod/stage1.h"
 #include "config.h"
 #include "pod/pod-ref.h"
 
@@ -174,16 +175,23 @@ int cli_dispatch(const Verb *verbs, const char *context, const char *usage, int 
         return cli_usage_error(context, "unknown command \"%s\"", argv[0]);
 }
 
-int cli_parse_app_options(int argc, char **argv, const char *usage, bool operands_end_options, const char **ret_app,
-                          int *ret_status) {
+/* --help, --app=NAME and, when ret_flags is given, -t/--tty and
+ * -i/--interactive (EnterFlags). */
+static int parse_app_options(int argc, char **argv, const char *usage, bool operands_end_options, const char **ret_app,
+                             unsigned *ret_flags, int *ret_status) {
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "app", required_argument, NULL, 'a' },
+                { "tty", no_argument, NULL, 't' },
+                { "interactive", no_argument, NULL, 'i' },
                 {},
         };
+        const char *shorts = ret_flags ? (operands_end_options ? "+hti" : "hti") : (operands_end_options ? "+h" : "h");
         int c;
         *ret_app = NULL;
-        while ((c = getopt_long(argc, argv, operands_end_options ? "+h" : "h", options, NULL)) >= 0)
+        if (ret_flags)
+                *ret_flags = 0;
+        while ((c = getopt_long(argc, argv, shorts, options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         fputs(usage, stdout);
@@ -192,6 +200,13 @@ int cli_parse_app_options(int argc, char **argv, const char *usage, bool operand
                 case 'a':
                         *ret_app = optarg;
                         break;
+                case 't':
+                case 'i':
+                        if (ret_flags) {
+                                *ret_flags |= c == 't' ? ENTER_TTY : ENTER_INTERACTIVE;
+                                break;
+                        }
+                        __attribute__((fallthrough));
                 default:
                         *ret_status = cli_option_error(argv[0], "h", argc, argv);
                         return -1;
@@ -201,6 +216,16 @@ int cli_parse_app_options(int argc, char **argv, const char *usage, bool operand
                 return -1;
         }
         return optind;
+}
+
+int cli_parse_app_options(int argc, char **argv, const char *usage, bool operands_end_options, const char **ret_app,
+                          int *ret_status) {
+        return parse_app_options(argc, argv, usage, operands_end_options, ret_app, NULL, ret_status);
+}
+
+int cli_parse_enter_options(int argc, char **argv, const char *usage, bool operands_end_options, const char **ret_app,
+                            unsigned *ret_flags, int *ret_status) {
+        return parse_app_options(argc, argv, usage, operands_end_options, ret_app, ret_flags, ret_status);
 }
 
 int cli_parse_verb_options(int argc, char **argv, const char *usage, OutputFormat *format, bool *legend, int *ret_status) {

@@ -117,6 +117,10 @@ int cli_parse_verb_options(int argc, char **argv, const char *usage, OutputForma
  * or no UUID. */
 int cli_parse_app_options(int argc, char **argv, const char *usage, bool operands_end_options, const char **ret_app,
                           int *ret_status);
+/* The same for enter and exec, which also take -t/--tty and
+ * -i/--interactive: *ret_flags, EnterFlags (pod/stage1.h). */
+int cli_parse_enter_options(int argc, char **argv, const char *usage, bool operands_end_options, const char **ret_app,
+                            unsigned *ret_flags, int *ret_status);
 
 /* A table printed with aligned columns; NULL cells print as "-". */
 typedef struct Table Table;

@@ -54,6 +54,7 @@ typedef struct AppArgs {
         bool read_only;                         /* --read-only */
         char **tmpfs;                           /* --tmpfs=PATH[:OPTIONS] */
         char **devices;                         /* --device=PATH[:PERMISSIONS] */
+        bool tty;               /* sdpod run -t: on the pod's console (POD_ANNOTATION_TTY) */
 } AppArgs;
 
 typedef struct PodArgs {

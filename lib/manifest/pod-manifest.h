@@ -28,6 +28,10 @@
 #define POD_ANNOTATION_MUTABLE "sdpod/mutable"
 /* "true": a failed app does not halt the pod (podapp sandbox --keep-on-app-failure). */
 #define POD_ANNOTATION_KEEP_ON_APP_FAILURE "sdpod/keep-on-app-failure"
+/* An app's: "true" (sdpod run -t): the app runs on the pod's console, its
+ * controlling terminal, which systemd-nspawn relays to the terminal of
+ * 'sdpod run'. One app of a pod at most. */
+#define POD_ANNOTATION_TTY "sdpod/tty"
 /* An app's: "false" lets it make namespaces (RestrictNamespaces=no). */
 #define POD_ANNOTATION_RESTRICT_NAMESPACES "sdpod/restrict-namespaces"
 

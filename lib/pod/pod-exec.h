@@ -11,6 +11,7 @@
  * fd is closed by systemd, as for any service. */
 
 #include <stdbool.h>
+#include <sys/types.h>
 #include <systemd/sd-bus.h>
 
 #include "basic/error.h"
@@ -22,7 +23,32 @@ typedef struct PodExec {
         const char *path;               /* the program, absolute in the app's root */
         char *const *argv;              /* its arguments, argv[0] included */
         char *const *environment;       /* NAME=VALUE beside the app's (the caller's TERM) */
+        bool tty;                       /* a new pty in the pod for the command (-t) */
+        bool interactive;               /* the caller's input reaches it even when a terminal (-i) */
+        pid_t leader;                   /* the pod's PID 1 (its /dev/pts), for tty */
+        uid_t root_uid;                 /* the host's id of the pod's root: the pty's owner */
 } PodExec;
+
+/* What the command gets as standard input, output and error. Never an fd
+ * of a terminal of the caller's: with one, the pod could inject input into
+ * the caller's shell (TIOCSTI), change its settings, read what is typed
+ * next, or keep it once the command has ended. Instead:
+ *
+ *   tty: a new pty of the pod's own devpts (its /dev/pts/N, opened by the
+ *        pod's systemd as the command's controlling terminal, like a
+ *        login); the host relays between its master and the caller's
+ *        stdin (with interactive) and stdout, the caller's terminal in raw
+ *        mode meanwhile, and passes the window size on, at start and on
+ *        each SIGWINCH. Ctrl-C and Ctrl-Z are bytes for the pod's pty,
+ *        whose line discipline signals its foreground job.
+ *   else: stdin that is a terminal is relayed through a pipe with
+ *        interactive, and is /dev/null without; stdout and stderr that are
+ *        terminals are relayed through pipes. What is not a terminal (a
+ *        pipe, a file) is passed as it is.
+ *
+ * The relay ends with the command: what is left in the pod's side is
+ * copied for a moment (bounded in time and bytes), so that nothing in the
+ * pod that still holds the pty or a pipe keeps the caller waiting. */
 
 /* Runs x in the pod whose systemd is bus and waits until it has ended,
  * passing SIGINT, SIGTERM, SIGHUP and SIGQUIT on to it meanwhile.

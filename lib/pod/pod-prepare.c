@@ -172,10 +172,12 @@ static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, const char 
                 return error_set(err, -EINVAL, "image %s has no command: give one with --exec=PATH or after \"--\"", a->image);
 
         /* When it was added (podapp add), and its lifecycle. */
-        PodNameValue annotations[a->n_lifecycle + 1];
+        PodNameValue annotations[a->n_lifecycle + 2];
         size_t n_annotations = 0;
         if (created)
                 annotations[n_annotations++] = (PodNameValue) { POD_ANNOTATION_CREATED, created };
+        if (a->tty)
+                annotations[n_annotations++] = (PodNameValue) { POD_ANNOTATION_TTY, "true" };
         for (size_t i = 0; i < a->n_lifecycle; i++)
                 annotations[n_annotations++] = a->lifecycle[i];
         _cleanup_json_ struct json_object *isolators = NULL;

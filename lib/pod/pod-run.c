@@ -252,6 +252,20 @@ static int mount_pod(const RunContext *c, Error **err) {
 }
 
 /* "sdpod-UUID", or the pod's --name. */
+/* Whether an app of the pod runs on its console (sdpod run -t) and the
+ * console can be the caller's terminal: nspawn then relays typed keys to
+ * it (--console=interactive), and must be the terminal's foreground job
+ * to read them. Else the console is only relayed out (read-only), as
+ * always: a pod started by pod@.service has no terminal to read. */
+static bool console_interactive(const PodManifest *m) {
+        for (size_t i = 0; i < m->n_apps; i++) {
+                const char *v = pod_app_get_annotation(&m->apps[i], POD_ANNOTATION_TTY);
+                if (v && streq(v, "true"))
+                        return isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+        }
+        return false;
+}
+
 static char *machine_name(const PodManifest *m, const char *uuid) {
         const char *name = pod_manifest_get_annotation(m, POD_ANNOTATION_NAME);
         char *s = NULL;
@@ -288,6 +302,7 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
 
         NspawnHost host;
         nspawn_host_detect(&host);
+        bool interactive = console_interactive(m);
         /* Without a host systemd, the pod gets a cgroup of its own, which
          * nspawn hands to its user namespace; under one, its scope or
          * pod@.service's delegated cgroup. */
@@ -317,7 +332,8 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 return error_sys(err, -ENOMEM, "pod %s", uuid);
         char *argv[] = {
                 "systemd-nspawn", "--quiet", "--boot", dir, machine_arg, uuid_arg,
-                "--notify-ready=yes", "--link-journal=no", "--timezone=off", "--console=read-only",
+                "--notify-ready=yes", "--link-journal=no", "--timezone=off",
+                interactive ? "--console=interactive" : "--console=read-only",
                 users_arg,
                 /* The overlays' ownership is set up already: never chown. */
                 "--private-users-ownership=off",
@@ -341,8 +357,8 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         if (watchdog && parse_duration(watchdog, &watchdog_usec) < 0)
                 return error_set(err, -EINVAL, "pod %s: annotation %s: \"%s\" is not a duration", uuid,
                                  POD_ANNOTATION_WATCHDOG, watchdog);
-        int status = pod_supervise(pod_fd, lock_fd, ns.netns, SYSTEMD_NSPAWN, argv, watchdog_usec, pod_net_attach, &ns,
-                                   err);
+        int status = pod_supervise(pod_fd, lock_fd, ns.netns, SYSTEMD_NSPAWN, argv, watchdog_usec, interactive,
+                                   pod_net_attach, &ns, err);
         pod_net_release(&ns);
         if (status < 0)
                 return error_prefix(err, "pod %s", uuid);

@@ -23,8 +23,18 @@
 
 #define RELAY_DIR "/run/sdpod/notify"
 
+/* Makes the process group pgrp the foreground job of the terminal on
+ * stdin; from a background group, which tcsetpgrp() would stop with
+ * SIGTTOU. */
+static void terminal_give(pid_t pgrp) {
+        struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+        sigaction(SIGTTOU, &ign, &old);
+        (void) tcsetpgrp(STDIN_FILENO, pgrp);
+        sigaction(SIGTTOU, &old, NULL);
+}
+
 static _noreturn_ void exec_child(int lock_fd, int go[2], pid_t supervisor, const char *netns, const char *notify,
-                                  const char *program, char *const *argv) {
+                                  bool foreground, const char *program, char *const *argv) {
         sigset_t none;
         sigemptyset(&none);
         char c;
@@ -50,6 +60,11 @@ static _noreturn_ void exec_child(int lock_fd, int go[2], pid_t supervisor, cons
             sigprocmask(SIG_SETMASK, &none, NULL) < 0 ||
             (notify && setenv("NOTIFY_SOCKET", notify, 1) < 0) || pod_lock_keep_alone_on_exec(lock_fd) < 0)
                 _exit(125);
+        /* Its own group is then the one that reads the terminal: keys
+         * are bytes for the pod's console (nspawn makes the terminal raw),
+         * not signals for the supervisor. */
+        if (foreground)
+                terminal_give(getpgrp());
         execv(program, argv);
         _exit(errno == ENOENT ? 127 : 126);
 }
@@ -148,7 +163,7 @@ static int lifeline_open(int pod_fd, Error **err) {
 }
 
 int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *program, char *const *argv,
-                  uint64_t watchdog_usec, PodAttachFunc attach, void *userdata, Error **err) {
+                  uint64_t watchdog_usec, bool foreground, PodAttachFunc attach, void *userdata, Error **err) {
         _cleanup_close_ int lifeline = lifeline_open(pod_fd, err);
         if (lifeline < 0)
                 return lifeline;
@@ -176,7 +191,7 @@ int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *progra
         if (pid < 0)
                 return error_sys(err, -errno, "cannot start %s", program);
         if (pid == 0)
-                exec_child(lock_fd, go, supervisor, netns, *address ? address : NULL, program, argv);
+                exec_child(lock_fd, go, supervisor, netns, *address ? address : NULL, foreground, program, argv);
         close(go[0]);
         _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
         int r = pidfd < 0 ? error_sys(err, -errno, "pidfd of %s", program) : pod_pid_file_write(pod_fd, pid, lock_fd, err);
@@ -241,6 +256,8 @@ int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *progra
         while (waitpid(pid, &status, 0) < 0)
                 if (errno != EINTR)
                         return error_sys(err, -errno, "waiting for %s", program);
+        if (foreground)
+                terminal_give(getpgrp());
         halt_orphans(program);
         if (attached < 0)
                 return attached;

@@ -41,6 +41,7 @@
  * would attach or release the pod's network any more. The pod then reads
  * as exited, and gc releases its network and kills what is left of it. */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "basic/error.h"
@@ -67,6 +68,8 @@ typedef int (*PodAttachFunc)(void *userdata, Error **err);
  * PID 1 running), within POD_ORPHAN_GRACE_USEC. Returns
  * what the supervisor must exit with: the child's exit status, or 128 + N
  * when signal N killed it; a failed attach is its error, once the child
- * has exited. */
+ * has exited. With foreground, the child is the foreground job of the
+ * terminal on stdin while it runs (sdpod run -t: nspawn reads the keys),
+ * and the terminal is taken back when it has exited. */
 int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *program, char *const *argv,
-                  uint64_t watchdog_usec, PodAttachFunc attach, void *userdata, Error **err);
+                  uint64_t watchdog_usec, bool foreground, PodAttachFunc attach, void *userdata, Error **err);

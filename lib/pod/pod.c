@@ -654,10 +654,10 @@ static int pod_remove_once(PodStore *s, Pod *p, Error **err) {
         return pod_destroy(s, p, err);
 }
 
-int pod_enter(Pod *p, const char *app, bool as_app, char *const *cmd, Error **err) {
+int pod_enter(Pod *p, const char *app, unsigned flags, char *const *cmd, Error **err) {
         if (p->state != POD_STATE_RUNNING)
                 return error_set(err, -ESRCH, "pod %s is not running (it is %s)", p->uuid, pod_state_to_string(p->state));
-        return stage1_exec_enter(p->fd, p->uuid, app, as_app, cmd, err);
+        return stage1_exec_enter(p->fd, p->uuid, app, flags, cmd, err);
 }
 
 int pod_remove(PodStore *s, Pod *p, Error **err) {

@@ -140,9 +140,10 @@ int pod_foreach(PodStore *s, PodFunc f, void *userdata, Error **err);
 int pod_wait(PodStore *s, Pod *p, uint64_t timeout_usec, Error **err);
 
 /* Runs cmd in an app of the running pod p through its stage1's enter
- * entrypoint, in place of this process (stage1_exec_enter()). A pod that
- * does not run: -ESRCH. Returns only on failure. */
-int pod_enter(Pod *p, const char *app, bool as_app, char *const *cmd, Error **err);
+ * entrypoint, in place of this process (stage1_exec_enter(), whose
+ * EnterFlags flags are). A pod that does not run: -ESRCH. Returns only on
+ * failure. */
+int pod_enter(Pod *p, const char *app, unsigned flags, char *const *cmd, Error **err);
 
 /* Removes one pod now ("sdpod rm"): an exited, prepared or prepare-failed
  * pod, or one marked for gc. A running pod, or one being prepared, started

@@ -176,19 +176,23 @@ int stage1_exec_run(int pod_fd, const char *uuid, Error **err) {
         return r;
 }
 
-int stage1_exec_enter(int pod_fd, const char *uuid, const char *app, bool as_app, char *const *cmd, Error **err) {
+int stage1_exec_enter(int pod_fd, const char *uuid, const char *app, unsigned flags, char *const *cmd, Error **err) {
         size_t n = 0;
         for (char *const *c = cmd; c && *c; c++)
                 n++;
         _cleanup_free_ char *app_arg = NULL;
-        _cleanup_free_ char **args = calloc(n + 4, sizeof(char *));
+        _cleanup_free_ char **args = calloc(n + 6, sizeof(char *));
         if (!args || (app && asprintf(&app_arg, "--app=%s", app) < 0))
                 return error_sys(err, -ENOMEM, "pod %s", uuid);
         size_t k = 0;
         if (app_arg)
                 args[k++] = app_arg;
-        if (as_app)
+        if (flags & ENTER_AS_APP)
                 args[k++] = (char *) "--as-app";
+        if (flags & ENTER_TTY)
+                args[k++] = (char *) "--tty";
+        if (flags & ENTER_INTERACTIVE)
+                args[k++] = (char *) "--interactive";
         args[k++] = (char *) "--";
         for (size_t i = 0; i < n; i++)
                 args[k++] = cmd[i];

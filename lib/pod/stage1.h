@@ -58,12 +58,22 @@ int stage1_exec(int pod_fd, const char *uuid, const char *name, char *const *arg
  * Returns only on failure. */
 int stage1_exec_run(int pod_fd, const char *uuid, Error **err);
 
+/* How a command runs in an app: ENTER_AS_APP as the app's user, group and
+ * working directory rather than as root in "/"; ENTER_TTY on a new pty of
+ * the pod's; ENTER_INTERACTIVE with the caller's input even when it is a
+ * terminal (pod-exec.h tells what reaches the pod). ENTER_AS_APP is 1, so
+ * "true" still means it. */
+typedef enum EnterFlags {
+        ENTER_AS_APP = 1 << 0,
+        ENTER_TTY = 1 << 1,
+        ENTER_INTERACTIVE = 1 << 2,
+} EnterFlags;
+
 /* Runs cmd (NULL: the entrypoint's default shell) in an app of a running
  * pod through its enter entrypoint, in place of this process: app NULL
- * means the pod's only app; as_app runs it as the app's user, group and
- * working directory rather than as root in "/". pod_enter() (pod.h) is the
- * form that checks the pod runs. Returns only on failure. */
-int stage1_exec_enter(int pod_fd, const char *uuid, const char *app, bool as_app, char *const *cmd, Error **err);
+ * means the pod's only app. pod_enter() (pod.h) is the form that checks
+ * the pod runs. Returns only on failure. */
+int stage1_exec_enter(int pod_fd, const char *uuid, const char *app, unsigned flags, char *const *cmd, Error **err);
 
 /* The same in a child process, waited for. A pod whose stage1 has no such
  * entrypoint: -EOPNOTSUPP, with a message (for gc, nothing to run). A

@@ -488,6 +488,21 @@ static void write_output(FILE *f, const PodApp *app) {
                 app->name);
 }
 
+/* The app of 'sdpod run -t': the pod's console as its controlling
+ * terminal, all three streams on it. The console is a pty that nspawn
+ * made for the pod and relays to the caller's terminal: never the
+ * caller's terminal itself. Opened by the pod's systemd before it enters
+ * the app's root. */
+static void write_tty_output(FILE *f, const PodApp *app) {
+        fprintf(f,
+                "SyslogIdentifier=%s\n"
+                "TTYPath=/dev/console\n"
+                "StandardInput=tty\n"
+                "StandardOutput=tty\n"
+                "StandardError=tty\n",
+                app->name);
+}
+
 static void write_capabilities(FILE *f, uint64_t caps) {
         /* An empty value would reset the set to everything: no capability
          * at all is "all but every one". */
@@ -688,7 +703,11 @@ int app_unit_render(const AppUnit *u, PodGraph graph, char **ret) {
         int r = write_app_identity(f, u, false);
         write_lifecycle(f, u, &r);
         write_command(f, "ExecStart=", u->exec_path, app->exec, &r);
-        write_output(f, app);
+        bool tty = false;
+        if (r >= 0)
+                r = annotation_bool(app->annotations, app->n_annotations, "app annotations", POD_ANNOTATION_TTY, false,
+                                    &tty, NULL);
+        (tty ? write_tty_output : write_output)(f, app);
         write_app_confinement(f, u);
         return text_finish(f, &buf, r, ret);
 }

@@ -249,7 +249,7 @@ expect 'sdpod prepare --' --help --name= --volume= --private-users= --pod-stop-t
 expect 'sdpod prepare --wo' --working-dir=
 expect 'sdpod prepare --w' --watchdog= --watchdog-file= --working-dir=
 expect 'sdpod prepare --private-users=' yes no
-expect 'sdpod run --' --detach --uuid-file= --replace --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
+expect 'sdpod run --' --detach --uuid-file= --replace --tty --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
 	--app= --exec= --set-env= --user= --group= \
 	--working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}"
 expect 'sdpod run --d' --detach --device= --dns= --dns-search= --dns-option=
@@ -267,7 +267,7 @@ expect 'sdpod status --format ' table json
 expect 'sdpod gc --' --help --grace-period= --expire-prepared= --mark-only
 expect 'sdpod journal --' --help --app= --since= --lines= --follow
 expect 'sdpod stats --' --help --format= --no-legend --interval=
-expect 'sdpod enter --' --help --app=
+expect 'sdpod enter --' --help --app= --tty --interactive
 expect 'sdpod no-such-command '
 
 # An option that ends in "=" takes its value without a blank.
@@ -329,6 +329,7 @@ expect 'sdpod run-prepared ' "$PREPARED"
 expect 'sdpod stop ' "$RUNNING" web
 expect 'sdpod stop --force ' "$RUNNING" web
 expect 'sdpod enter ' "$RUNNING" web
+expect 'sdpod enter -t -i ' "$RUNNING" web
 expect 'sdpod rm ' "$PREPARED" "$EXITED" "$MARKED"
 expect 'sdpod rm 7a1e 9' "$EXITED" "$MARKED"
 expect 'sdpod journal ' "$RUNNING" "$EXITED" "$MARKED" web
@@ -381,6 +382,8 @@ expect 'podapp add ' "$RUNNING" web
 expect "podapp add $RUNNING " busybox:1.36 example.com/my-app:latest
 expect "podapp add $RUNNING --app=new busybox:1.36 -- "
 expect "podapp exec $RUNNING --app=nginx -- "
+expect "podapp exec -t -i $RUNNING --app=nginx -- "
+expect 'podapp exec --' --help --app= --tty --interactive
 
 # --app= takes the apps of the pod on the command line, from 'podapp list'.
 expect "podapp start $RUNNING --app=" nginx builder
@@ -420,12 +423,12 @@ help_commands() {
 }
 
 # help_options HELP: the options a --help text lists (in its usage line, and
-# at the start of a line of their own), written as completed:
+# at the start of a line of their own, after its short form "-t, "), written as completed:
 # "--name=" for one that takes a value, "--force" for one that does not,
 # both for "--wait[=TIMEOUT]".
 help_options() {
 	{
-		sed -n 's/^[[:space:]]*\(--[a-z][a-z-]*\)\([=[]\?\).*/\1 \2/p' <<<"$1"
+		sed -n 's/^[[:space:]]*\(-[a-z], \)\?\(--[a-z][a-z-]*\)\([=[]\?\).*/\2 \3/p' <<<"$1"
 		grep '^Usage:' <<<"$1" | grep -o -- '--[a-z][a-z-]*[=[]\?' | sed 's/^\(--[a-z-]*\)\(.\?\)$/\1 \2/'
 	} | while read -r opt kind; do
 		case $kind in

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/ioctl.h>
+#include <time.h>
+
+#include "basic/relay.h"
+#include "basic/macro.h"
+
+int relay_add(Relay *r, int src, int dst, bool close_dst_at_eof, int eof_char) {
+        if (r->n >= RELAY_CHANNELS_MAX)
+                return -E2BIG;
+        RelayChannel *c = &r->ch[r->n];
+        *c = (RelayChannel) { .src = src, .dst = dst, .close_dst_at_eof = close_dst_at_eof, .eof_char = eof_char };
+        if (!(c->buf = malloc(RELAY_BUFFER_SIZE)))
+                return -ENOMEM;
+        c->src_flags = fcntl(src, F_GETFL);
+        c->dst_flags = fcntl(dst, F_GETFL);
+        if (c->src_flags < 0 || c->dst_flags < 0 || fcntl(src, F_SETFL, c->src_flags | O_NONBLOCK) < 0 ||
+            fcntl(dst, F_SETFL, c->dst_flags | O_NONBLOCK) < 0) {
+                int e = -errno;
+                free(c->buf);
+                return e;
+        }
+        r->n++;
+        return 0;
+}
+
+void relay_done(Relay *r) {
+        /* Backwards: a fd in two channels gets the flags it had first. */
+        for (size_t i = r->n; i-- > 0;) {
+                RelayChannel *c = &r->ch[i];
+                if (c->close_dst_at_eof) {
+                        if (c->dst >= 0)
+                                close(c->dst);
+                } else
+                        (void) fcntl(c->dst, F_SETFL, c->dst_flags);
+                (void) fcntl(c->src, F_SETFL, c->src_flags);
+                free(c->buf);
+        }
+        r->n = 0;
+}
+
+size_t relay_pollfds(const Relay *r, struct pollfd *p) {
+        size_t k = 0;
+        for (size_t i = 0; i < r->n; i++) {
+                const RelayChannel *c = &r->ch[i];
+                if (!c->src_done && c->len < RELAY_BUFFER_SIZE)
+                        p[k++] = (struct pollfd) { .fd = c->src, .events = POLLIN };
+                if (c->len > 0 && !c->dst_done && c->dst >= 0)
+                        p[k++] = (struct pollfd) { .fd = c->dst, .events = POLLOUT };
+        }
+        return k;
+}
+
+/* Writes what the buffer holds; the rest waits for POLLOUT. */
+static void channel_flush(RelayChannel *c) {
+        while (c->len > 0 && !c->dst_done && c->dst >= 0) {
+                ssize_t w = write(c->dst, c->buf + c->off, c->len);
+                if (w < 0 && errno == EINTR)
+                        continue;
+                if (w < 0 && errno == EAGAIN)
+                        return;
+                if (w <= 0) {
+                        /* The reader went away: what still comes is dropped,
+                         * but the source is still read, so the pod's side
+                         * never stalls on a full buffer. */
+                        c->dst_done = true;
+                        break;
+                }
+                c->off += (size_t) w;
+                c->len -= (size_t) w;
+        }
+        if (c->len == 0 || c->dst_done)
+                c->len = c->off = 0;
+}
+
+static void channel_eof(RelayChannel *c) {
+        c->src_done = true;
+        if (c->eof_char >= 0 && c->len < RELAY_BUFFER_SIZE) {
+                /* Moved to the front so the byte lands after what is left. */
+                memmove(c->buf, c->buf + c->off, c->len);
+                c->off = 0;
+                c->buf[c->len++] = (char) c->eof_char;
+                c->eof_char = -1;
+        }
+}
+
+/* One read at most: a source that never stops cannot starve the others. */
+static void channel_fill(RelayChannel *c) {
+        if (c->src_done || c->len >= RELAY_BUFFER_SIZE)
+                return;
+        if (c->off > 0) {
+                memmove(c->buf, c->buf + c->off, c->len);
+                c->off = 0;
+        }
+        ssize_t n = read(c->src, c->buf + c->off + c->len, RELAY_BUFFER_SIZE - c->off - c->len);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR))
+                return;
+        if (n <= 0) {
+                /* EOF; or EIO, which a pty master reads once every slave fd
+                 * has closed. */
+                channel_eof(c);
+                return;
+        }
+        c->len += (size_t) n;
+}
+
+static void channel_maybe_close(RelayChannel *c) {
+        if (c->src_done && c->len == 0 && c->close_dst_at_eof && c->dst >= 0) {
+                close(c->dst);
+                c->dst = -1;
+        }
+}
+
+void relay_process(Relay *r) {
+        /* Trying them all is simpler than mapping poll's answers back,
+         * and costs an EAGAIN at most. */
+        for (size_t i = 0; i < r->n; i++) {
+                RelayChannel *c = &r->ch[i];
+                channel_flush(c);
+                channel_fill(c);
+                channel_flush(c);
+                channel_maybe_close(c);
+        }
+}
+
+static long long now_msec(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (long long) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void relay_drain(Relay *r, const bool *from_pod, int quiet_msec, int max_msec, size_t max_bytes) {
+        long long start = now_msec(), last = start;
+        size_t total = 0;
+        for (;;) {
+                struct pollfd p[2 * RELAY_CHANNELS_MAX];
+                size_t k = 0;
+                bool pending = false;
+                for (size_t i = 0; i < r->n; i++) {
+                        RelayChannel *c = &r->ch[i];
+                        if (!from_pod[i])
+                                continue;
+                        if (!c->src_done && c->len < RELAY_BUFFER_SIZE)
+                                p[k++] = (struct pollfd) { .fd = c->src, .events = POLLIN };
+                        if (c->len > 0 && !c->dst_done && c->dst >= 0)
+                                p[k++] = (struct pollfd) { .fd = c->dst, .events = POLLOUT };
+                        if (!c->src_done || (c->len > 0 && !c->dst_done))
+                                pending = true;
+                }
+                long long t = now_msec();
+                if (!pending || k == 0 || total >= max_bytes || t - start >= max_msec || t - last >= quiet_msec)
+                        return;
+                long long wait = quiet_msec - (t - last);
+                if (wait > max_msec - (t - start))
+                        wait = max_msec - (t - start);
+                int q = poll(p, k, (int) wait);
+                if (q < 0 && errno != EINTR)
+                        return;
+                if (q <= 0)
+                        continue;
+                for (size_t i = 0; i < r->n; i++) {
+                        RelayChannel *c = &r->ch[i];
+                        if (!from_pod[i])
+                                continue;
+                        size_t before = c->len;
+                        channel_flush(c);
+                        channel_fill(c);
+                        if (c->len > before)
+                                total += c->len - before;
+                        channel_flush(c);
+                }
+                last = now_msec();
+        }
+}
+
+int term_make_raw(int fd, struct termios *ret_saved) {
+        struct termios raw;
+        if (tcgetattr(fd, ret_saved) < 0)
+                return -errno;
+        raw = *ret_saved;
+        cfmakeraw(&raw);
+        /* The pod's pty does its own output processing; the user's keeps
+         * its own, so a stray "\n" still returns the cursor. */
+        raw.c_oflag = ret_saved->c_oflag;
+        return tcsetattr(fd, TCSANOW, &raw) < 0 ? -errno : 0;
+}
+
+void term_restore(int fd, const struct termios *saved) {
+        /* tcsetattr from a background process group stops it with
+         * SIGTTOU; this one is on the way out. */
+        struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+        sigaction(SIGTTOU, &ign, &old);
+        while (tcsetattr(fd, TCSANOW, saved) < 0 && errno == EINTR)
+                ;
+        sigaction(SIGTTOU, &old, NULL);
+}
+
+int term_copy_size(int from, int to) {
+        struct winsize ws;
+        if (ioctl(from, TIOCGWINSZ, &ws) < 0)
+                return -errno;
+        return ioctl(to, TIOCSWINSZ, &ws) < 0 ? -errno : 0;
+}
