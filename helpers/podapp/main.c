@@ -176,7 +176,7 @@ out:
 }
 
 static const char add_usage[] =
-        "Usage: podapp add UUID --app=NAME IMAGE [APP OPTIONS] [-- ARGS...]\n"
+        "Usage: podapp add POD --app=NAME IMAGE [APP OPTIONS] [-- ARGS...]\n"
         "\n"
         "Adds an app to a running mutable pod (made with 'podapp sandbox'): renders\n"
         "its root from IMAGE, makes it visible in the pod and has the pod's systemd\n"
@@ -284,7 +284,7 @@ static int parse_app_verb(int argc, char **argv, const char *verb_usage, unsigne
                 }
         }
         if (optind != argc - 1) {
-                *ret_status = cli_usage_error(argv[0], optind >= argc ? "missing UUID" : "takes one UUID");
+                *ret_status = cli_usage_error(argv[0], optind >= argc ? "missing POD (a pod's name, UUID or UUID prefix)" : "takes one POD");
                 return -1;
         }
         ret->uuid = argv[optind];
@@ -296,7 +296,7 @@ static int parse_app_verb(int argc, char **argv, const char *verb_usage, unsigne
 }
 
 static const char start_usage[] =
-        "Usage: podapp start UUID --app=NAME\n"
+        "Usage: podapp start POD --app=NAME\n"
         "\n"
         "Starts an app that was added (or stopped) and returns once it runs. An app\n"
         "that runs already is left alone. An app whose program ran has started, even\n"
@@ -304,7 +304,7 @@ static const char start_usage[] =
         "systemd could not execute the program.\n";
 
 static const char stop_usage[] =
-        "Usage: podapp stop UUID --app=NAME [--grace=DURATION]\n"
+        "Usage: podapp stop POD --app=NAME [--grace=DURATION]\n"
         "\n"
         "Stops an app: its pre-stop hook and SIGTERM, then SIGKILL when it has not\n"
         "exited after the grace period; returns once its exit status is recorded.\n"
@@ -315,7 +315,7 @@ static const char stop_usage[] =
         "                    app's stop timeout, 10s unless it has one)\n";
 
 static const char rm_usage[] =
-        "Usage: podapp rm UUID --app=NAME [--grace=DURATION]\n"
+        "Usage: podapp rm POD --app=NAME [--grace=DURATION]\n"
         "\n"
         "Stops the app if it runs (as 'podapp stop' does) and removes it from the pod\n"
         "with everything it had: its root and its changes to it, its units and its\n"
@@ -379,7 +379,7 @@ static struct json_object *status_json(const AppStatus *s) {
 }
 
 static const char list_usage[] =
-        "Usage: podapp list UUID [--format=table|json] [--no-legend]\n"
+        "Usage: podapp list POD [--format=table|json] [--no-legend]\n"
         "\n"
         "Lists the apps of a pod with their states (prepared, running, stopping,\n"
         "exited, deleting; unknown for an app of a pod that ended without a record of\n"
@@ -435,7 +435,7 @@ static int verb_list(int argc, char **argv) {
 }
 
 static const char status_usage[] =
-        "Usage: podapp status UUID --app=NAME [--format=table|json]\n"
+        "Usage: podapp status POD --app=NAME [--format=table|json]\n"
         "\n"
         "Shows an app's state (preparing, prepared, running, stopping, exited,\n"
         "deleting, unknown), when it was added, started and finished, and its exit\n"
@@ -478,7 +478,7 @@ static int verb_status(int argc, char **argv) {
 }
 
 static const char exec_usage[] =
-        "Usage: podapp exec UUID --app=NAME [-t] [-i] [--] COMMAND [ARGS...]\n"
+        "Usage: podapp exec POD --app=NAME [-t] [-i] [--] COMMAND [ARGS...]\n"
         "\n"
         "Runs COMMAND in a running app: as its user and group, in its root and\n"
         "working directory, with its environment and confinement: the pod's\n"

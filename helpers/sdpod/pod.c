@@ -295,7 +295,7 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
 }
 
 static const char status_usage[] =
-        "Usage: sdpod status [--format=table|json] [--wait[=TIMEOUT]] UUID\n"
+        "Usage: sdpod status [--format=table|json] [--wait[=TIMEOUT]] POD\n"
         "\n"
         "Shows a pod's state, its creation, start and exit times, its user namespace\n"
         "(private-users=BASE:65536, or no), its network (net=, and while it runs\n"
@@ -342,7 +342,7 @@ int verb_status(int argc, char **argv) {
                         return cli_option_error(argv[0], "h", argc, argv);
                 }
         if (optind != argc - 1)
-                return cli_usage_error(argv[0], optind >= argc ? "missing UUID" : "takes one UUID");
+                return cli_usage_error(argv[0], optind >= argc ? "missing POD (a pod's name, UUID or UUID prefix)" : "takes one POD");
 
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
@@ -364,7 +364,7 @@ int verb_status(int argc, char **argv) {
 }
 
 static const char cat_manifest_usage[] =
-        "Usage: sdpod cat-manifest UUID\n"
+        "Usage: sdpod cat-manifest POD\n"
         "\n"
         "Prints a pod's manifest as stored (see sdpod-manifest(5)).\n";
 
@@ -373,7 +373,7 @@ int verb_cat_manifest(int argc, char **argv) {
         if (i < 0)
                 return status;
         if (i != argc - 1)
-                return cli_usage_error(argv[0], i >= argc ? "missing UUID" : "takes one UUID");
+                return cli_usage_error(argv[0], i >= argc ? "missing POD (a pod's name, UUID or UUID prefix)" : "takes one POD");
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *p = NULL;
@@ -394,7 +394,7 @@ int verb_cat_manifest(int argc, char **argv) {
 }
 
 static const char journal_usage[] =
-        "Usage: sdpod journal [--app=NAME] [--since=TIME] [--lines=N] [--follow] UUID [JOURNALCTL OPTIONS...]\n"
+        "Usage: sdpod journal [--app=NAME] [--since=TIME] [--lines=N] [--follow] POD [JOURNALCTL OPTIONS...]\n"
         "\n"
         "Shows a pod's journal with journalctl(1): what its apps wrote to stdout and\n"
         "stderr, and what its systemd logged. The journal is kept in the pod's\n"
@@ -522,7 +522,7 @@ int verb_journal(int argc, char **argv) {
                         return cli_option_error(argv[0], "+hn:f", argc, argv);
                 }
         if (optind >= argc)
-                return cli_usage_error(argv[0], "missing UUID");
+                return cli_usage_error(argv[0], "missing POD (a pod's name, UUID or UUID prefix)");
         const char *uuid = argv[optind];
 
         /* After the UUID: ours are checked and taken out, the rest is
@@ -545,7 +545,7 @@ int verb_journal(int argc, char **argv) {
                         continue;
                 }
                 if (c != 'f' && !value)
-                        return cli_usage_error(argv[0], "%s needs a value", argv[i]);
+                        return cli_usage_error(argv[0], "option \"%s\" needs a value", argv[i]);
                 if ((status = journal_option(argv[0], c, value, &a)) != 0)
                         return status;
                 i += consumed;
@@ -566,7 +566,7 @@ int verb_journal(int argc, char **argv) {
 }
 
 static const char rm_usage[] =
-        "Usage: sdpod rm UUID...\n"
+        "Usage: sdpod rm POD...\n"
         "\n"
         "Removes pods now: exited, prepared and failed ones (a running pod must\n"
         "exit first). Prints the UUID of each pod removed; exits with the status\n"
@@ -577,7 +577,7 @@ int verb_rm(int argc, char **argv) {
         if (i < 0)
                 return status;
         if (i >= argc)
-                return cli_usage_error(argv[0], "missing UUID");
+                return cli_usage_error(argv[0], "missing POD (a pod's name, UUID or UUID prefix)");
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         if (cli_open_pods(&ps, &err) < 0)

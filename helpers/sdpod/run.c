@@ -63,7 +63,7 @@ static int report_early_exit(PodStore *ps, const char *uuid, int exit_code, Erro
 }
 
 static const char run_prepared_usage[] =
-        "Usage: sdpod run-prepared UUID\n"
+        "Usage: sdpod run-prepared POD\n"
         "\n"
         "Runs a prepared pod in the foreground: boots it with systemd-nspawn and\n"
         "exits when it exits, with the exit status of the app that failed (or 0).\n"
@@ -75,7 +75,7 @@ int verb_run_prepared(int argc, char **argv) {
         if (i < 0)
                 return status;
         if (i != argc - 1)
-                return cli_usage_error(argv[0], i >= argc ? "missing UUID" : "takes one UUID");
+                return cli_usage_error(argv[0], i >= argc ? "missing POD (a pod's name, UUID or UUID prefix)" : "takes one POD");
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *found = NULL, *p = NULL;
@@ -174,7 +174,7 @@ int verb_run(int argc, char **argv) {
                         return cli_fail(err);
                 }
                 for (char **u = removed; u && *u; u++)
-                        fprintf(stderr, "%s: removed the earlier pod %s of name %s\n", program_invocation_short_name, *u,
+                        fprintf(stderr, "%s: removed the earlier pod %s of name %s\n", argv[0], *u,
                                 args.name);
                 r = pod_machine_release_stale(args.name, &err);
                 if (r < 0) {
@@ -183,7 +183,7 @@ int verb_run(int argc, char **argv) {
                 }
                 if (r > 0)
                         fprintf(stderr, "%s: unregistered the machine %s, left by the earlier pod of this unit\n",
-                                program_invocation_short_name, args.name);
+                                argv[0], args.name);
         }
         {
                 /* The image store is held shared only while preparing. */
@@ -216,7 +216,7 @@ int verb_run(int argc, char **argv) {
 }
 
 static const char stop_usage[] =
-        "Usage: sdpod stop [--force] [--timeout=DURATION] UUID...\n"
+        "Usage: sdpod stop [--force] [--timeout=DURATION] POD...\n"
         "\n"
         "Stops running pods and waits until they have exited: every app has ended\n"
         "and its exit status is recorded once stop returns. By default the pod\n"
@@ -256,7 +256,7 @@ int verb_stop(int argc, char **argv) {
                         return cli_option_error(argv[0], "h", argc, argv);
                 }
         if (optind >= argc)
-                return cli_usage_error(argv[0], "missing UUID");
+                return cli_usage_error(argv[0], "missing POD (a pod's name, UUID or UUID prefix)");
 
         int status = EXIT_OK;
         for (int i = optind; i < argc; i++) {
@@ -278,7 +278,7 @@ int verb_stop(int argc, char **argv) {
 }
 
 static const char enter_usage[] =
-        "Usage: sdpod enter [--app=NAME] [-t] [-i] UUID [CMD [ARGS...]]\n"
+        "Usage: sdpod enter [--app=NAME] [-t] [-i] POD [CMD [ARGS...]]\n"
         "\n"
         "Runs CMD (default: /bin/sh) inside a running app of a pod, as root of the\n"
         "pod in the app's root \"/\", with the app's environment and confinement:\n"

@@ -10,7 +10,7 @@
 #include "sdpod.h"
 
 static const char stats_usage[] =
-        "Usage: sdpod stats [--format=table|json] [--no-legend] [--interval=DURATION] [UUID...]\n"
+        "Usage: sdpod stats [--format=table|json] [--no-legend] [--interval=DURATION] [POD...]\n"
         "\n"
         "Shows what running pods use, from their cgroups on the host: CPU (time used\n"
         "and percent of one CPU over a short sample), memory (usage and limit), pids\n"

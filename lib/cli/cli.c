@@ -212,7 +212,7 @@ static int parse_app_options(int argc, char **argv, const char *usage, bool oper
                         return -1;
                 }
         if (optind >= argc) {
-                *ret_status = cli_usage_error(argv[0], "missing UUID");
+                *ret_status = cli_usage_error(argv[0], "missing POD (a pod's name, UUID or UUID prefix)");
                 return -1;
         }
         return optind;

@@ -77,12 +77,12 @@ for args in "--since=soon $PREP" "$PREP --since soon" "$PREP --since=2026-13-01"
 	assert_contains "journal $args: a bad time is named" "$ERR" "not a time"
 done
 assert_exit 2 sd journal "$PREP" --since
-assert_contains "an option after the UUID without its value" "$ERR" "--since needs a value"
+assert_contains "an option after the UUID without its value" "$ERR" "option \"--since\" needs a value"
 assert_exit 2 sd journal --follow=yes "$PREP"
 assert_exit 3 sd journal --lines=5 --since=today -f "$PREP"
 assert_contains "good options, but a pod that never ran has no journal" "$ERR" "has no journal: it has not run (it is prepared)"
 assert_exit 2 sd journal --lines=5
-assert_contains "no UUID" "$ERR" "missing UUID"
+assert_contains "no pod" "$ERR" "missing POD"
 
 # ---------------------------------------------------------------------------
 echo "# a running pod: per pod and per app, as the kernel counts"
