@@ -25,7 +25,10 @@
 #     the host's temp dir and sdpod's default data dir;
 #   * store_verify / store_unreferenced: the store's own invariants;
 #   * oci_* helpers that write small OCI layouts by hand (sha256sum + jq),
-#     for images images.sh does not make (corrupt, multi-platform, odd).
+#     for images images.sh does not make (corrupt, multi-platform, odd),
+#     and busybox_layout, the busybox layout most tests import;
+#   * wait_until / wait_for and the checks they poll (status_is,
+#     journal_has): for what a pod does on its own time.
 
 set -euo pipefail
 shopt -s inherit_errexit
@@ -533,6 +536,15 @@ status_of() {
 	sd status "$1" | sed -n "s/^$2=//p"
 }
 
+
+# busybox_layout: $IMG, in $T, with a busybox root file system ($IMG/rootfs)
+# and an OCI layout of it ($IMG/oci, tag latest), for a test to import.
+busybox_layout() {
+	IMG="$T/img"
+	mkdir -p "$IMG"
+	img_busybox_rootfs "$IMG/rootfs"
+	img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
+}
 
 # wait_until SECONDS CMD...: until CMD succeeds, polled every 100 ms; for
 # what a pod does on its own time (journald stores an app's output a moment

@@ -15,10 +15,7 @@ require_tool systemd-nspawn systemd-container
 trap '_rc=$?; bg_pods_cleanup; (exit "$_rc"); _lib_on_exit' EXIT
 leak_begin
 
-IMG="$T/img"
-mkdir "$IMG"
-img_busybox_rootfs "$IMG/rootfs"
-img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
+busybox_layout
 import_ok BB --name=busybox "$IMG/oci"
 
 journal_of() { sd journal "$1" 2>/dev/null; }

@@ -17,10 +17,7 @@ require_tool systemd-nspawn systemd-container
 trap '_rc=$?; bg_pods_cleanup; (exit "$_rc"); _lib_on_exit' EXIT
 leak_begin
 
-IMG="$T/img"
-mkdir "$IMG"
-img_busybox_rootfs "$IMG/rootfs"
-img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
+busybox_layout
 import_ok BB --name=busybox "$IMG/oci"
 
 # A host directory the pod's root may write (its ids are a range of the

@@ -69,10 +69,7 @@ trap '_rc=$?; _crash_cleanup; (exit "$_rc"); _lib_on_exit' EXIT
 leak_begin
 
 echo "# building the image"
-IMG="$T/img"
-mkdir "$IMG"
-img_busybox_rootfs "$IMG/rootfs"
-img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
+busybox_layout
 import_ok BB --name=busybox "$IMG/oci"
 
 # ---------------------------------------------------------------------------

@@ -13,10 +13,7 @@ use_real_images skopeo python3
 leak_begin
 
 echo "# building images"
-IMG="$T/img"
-mkdir "$IMG"
-img_busybox_rootfs "$IMG/rootfs"
-img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
+busybox_layout
 img_docker_archive "$IMG/oci" latest "$IMG/busybox.docker.tar" busybox:latest
 img_aci "$IMG/rootfs" "$IMG/busybox.aci" example.com/busybox gzip
 BASE="$IMG/oci"

@@ -15,10 +15,7 @@ leak_begin
 
 # --- the images, built once -------------------------------------------------
 echo "# building images"
-IMG="$T/img"
-mkdir "$IMG"
-img_busybox_rootfs "$IMG/rootfs"
-img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
+busybox_layout
 img_oci_archive "$IMG/oci" latest "$IMG/busybox.oci.tar"
 img_docker_archive "$IMG/oci" latest "$IMG/busybox.docker.tar" busybox:latest
 for c in gzip xz zstd none; do

@@ -15,10 +15,7 @@ leak_begin
 trap '_rc=$?; bg_pods_cleanup; (exit "$_rc"); _lib_on_exit' EXIT
 
 echo "# building images"
-IMG="$T/img"
-mkdir "$IMG"
-img_busybox_rootfs "$IMG/rootfs"
-img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
+busybox_layout
 oci_variant "$IMG/oci" "$IMG/var-b" b >/dev/null
 oci_variant "$IMG/oci" "$IMG/var-c" c >/dev/null
 

@@ -11,10 +11,7 @@ use_real_images python3
 leak_begin
 
 echo "# building images"
-IMG="$T/img"
-mkdir "$IMG"
-img_busybox_rootfs "$IMG/rootfs"
-img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
+busybox_layout
 img_aci "$IMG/rootfs" "$IMG/busybox.aci" example.com/busybox gzip
 # Variants of the OCI image: other configs, the same layer.
 oci_variant "$IMG/oci" "$IMG/var-b" b >/dev/null

@@ -16,10 +16,7 @@ use_real_images flock setpriv
 leak_begin
 
 echo "# building images"
-IMG="$T/img"
-mkdir "$IMG"
-img_busybox_rootfs "$IMG/rootfs"
-img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
+busybox_layout
 # Another image with the same layer (for image gc), and a tiny one with a
 # layer of its own (for a prepare that cannot render it).
 oci_variant "$IMG/oci" "$IMG/other" other >/dev/null

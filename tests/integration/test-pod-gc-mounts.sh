@@ -43,10 +43,7 @@ trap '_rc=$?; _cleanup_mounts; (exit "$_rc"); _lib_on_exit' EXIT
 leak_begin
 
 echo "# building the image"
-IMG="$T/img"
-mkdir "$IMG"
-img_busybox_rootfs "$IMG/rootfs"
-img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
+busybox_layout
 import_ok BB --name=busybox "$IMG/oci"
 TREE="$DATA/tree/${BB#sha256:}"
 TREE_BEFORE=$(snapshot "$TREE" --mtime)

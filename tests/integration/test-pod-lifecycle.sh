@@ -16,10 +16,7 @@ require_tool /usr/lib/cni/ptp containernetworking-plugins
 trap '_rc=$?; bg_pods_cleanup; (exit "$_rc"); _lib_on_exit' EXIT
 leak_begin
 
-IMG="$T/img"
-mkdir "$IMG"
-img_busybox_rootfs "$IMG/rootfs"
-img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
+busybox_layout
 import_ok BB --name=busybox "$IMG/oci"
 
 # The default network's addresses, apart from other tests' pods.

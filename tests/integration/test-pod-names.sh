@@ -15,10 +15,7 @@ require_tool systemd-nspawn systemd-container
 remove_pods_on_exit
 leak_begin
 
-IMG="$T/img"
-mkdir "$IMG"
-img_busybox_rootfs "$IMG/rootfs"
-img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
+busybox_layout
 import_ok BB --name=busybox "$IMG/oci"
 
 uuid_of() { sd status "$1" | sed -n 's/^uuid=//p'; }

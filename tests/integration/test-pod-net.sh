@@ -93,10 +93,7 @@ net_state() {
 NET_BEFORE=$(net_state)
 
 echo "# building the image"
-IMG="$T/img"
-mkdir "$IMG"
-img_busybox_rootfs "$IMG/rootfs"
-img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
+busybox_layout
 import_ok BB --name=busybox "$IMG/oci"
 
 # web NAME ARGS...: a detached pod serving "NAME" with busybox httpd on 80.

@@ -16,10 +16,7 @@ require_tool nsenter util-linux
 trap '_rc=$?; bg_pods_cleanup; (exit "$_rc"); _lib_on_exit' EXIT
 leak_begin
 
-IMG="$T/img"
-mkdir "$IMG"
-img_busybox_rootfs "$IMG/rootfs"
-img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
+busybox_layout
 import_ok BB --name=busybox "$IMG/oci"
 
 leader_of() { local n; n=$(awk '{print $1}' "$DATA/pods/run/$1/pid"); awk '{print $1}' "/proc/$n/task/$n/children"; }

@@ -22,10 +22,7 @@ remove_pods_on_exit
 leak_begin
 
 echo "# building the image"
-IMG="$T/img"
-mkdir "$IMG"
-img_busybox_rootfs "$IMG/rootfs"
-img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
+busybox_layout
 import_ok BB --name=busybox "$IMG/oci"
 
 pod_dir() { echo "$DATA/pods/run/$1"; }
