@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdarg.h>
 
@@ -359,8 +360,21 @@ void format_bytes(uint64_t bytes, char ret[16]) {
                 snprintf(ret, 16, "%.1f%c", v, units[u]);
 }
 
+/* The index of pod names, built once for a store of an earlier sdpod
+ * where it can be written; names resolve without it, only slower. */
+static void ensure_names_index(PodStore *s) {
+        Error *e = NULL;
+        if (s->pods_fd >= 0 && faccessat(s->pods_fd, ".", W_OK, AT_EACCESS) == 0 && pod_names_index_ensure(s, &e) < 0) {
+                warn("%s", e ? e->msg : "pod names: out of memory");
+                error_free(e);
+        }
+}
+
 int cli_open_pods(PodStore **ret, Error **err) {
-        return pod_store_open(cli.dir, cli.dir_is_default, false, ret, err);
+        int r = pod_store_open(cli.dir, cli.dir_is_default, false, ret, err);
+        if (r >= 0)
+                ensure_names_index(*ret);
+        return r;
 }
 
 int cli_open_pod(const char *ref, PodStore **ret_store, Pod **ret, Error **err) {
@@ -369,7 +383,10 @@ int cli_open_pod(const char *ref, PodStore **ret_store, Pod **ret, Error **err) 
 }
 
 int cli_open_pods_to_read(PodStore **ret, Error **err) {
-        return pod_store_open(cli.dir, false, true, ret, err);
+        int r = pod_store_open(cli.dir, false, true, ret, err);
+        if (r >= 0)
+                ensure_names_index(*ret);
+        return r;
 }
 
 int cli_open_pod_to_read(const char *ref, PodStore **ret_store, Pod **ret, Error **err) {

@@ -366,6 +366,8 @@ int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target
         crash_point(CRASH_PREPARE_CLAIMED);
         if ((r = pod_userns_from_manifest(m, &u, err)) < 0 || (r = pod_manifest_write_at(p->fd, "pod", m, err)) < 0)
                 return error_prefix(err, "pod %s", p->uuid);
+        if (args->name && (r = pod_name_record(ps, args->name, p->uuid, err)) < 0)
+                return error_prefix(err, "pod %s", p->uuid);
         crash_point(CRASH_PREPARE_MANIFEST);
         closep(&name_lock);
         name_lock = -1;

@@ -43,6 +43,14 @@ int pod_resolve(PodStore *s, const char *ref, Pod **ret, Error **err);
 /* Before a pod named name is created: takes the store's name lock
  * (DATA/pods/names.lock) and checks that no live pod has the name
  * (-EEXIST, naming that pod). The caller keeps *ret_lock open until the new
- * pod's manifest, which carries the name, is written, so that two prepares
- * of one name cannot both pass the check. */
+ * pod's manifest, which carries the name, is written and pod_name_record()
+ * has noted it, so that two prepares of one name cannot both pass. */
 int pod_name_claim(PodStore *s, const char *name, int *ret_lock, Error **err);
+/* Notes in the name index (DATA/pods/names) that name is the pod uuid's
+ * now; under the lock of pod_name_claim(). */
+int pod_name_record(PodStore *s, const char *name, const char *uuid, Error **err);
+
+/* Builds the name index of a store that has none (one made by an earlier
+ * sdpod): reads every pod's manifest once. Without it, names are resolved
+ * by reading them on every lookup. */
+int pod_names_index_ensure(PodStore *s, Error **err);

@@ -67,6 +67,20 @@ assert_exit 0 sd journal web --no-pager -o cat
 assert_contains "sdpod journal web" "$OUT" ran
 
 # ---------------------------------------------------------------------------
+echo "# the name index (DATA/pods/names): a cache the manifests have the last word on"
+# ---------------------------------------------------------------------------
+assert_eq "names/web is the last pod given the name" "$U2" "$(readlink "$DATA/pods/names/web")"
+# An entry that names a pod of another name is not believed.
+ln -sfn "$(sd status race | sed -n 's/^uuid=//p')" "$DATA/pods/names/web"
+assert_eq "a wrong entry is checked against the manifest" "$U1" "$(uuid_of web)"
+# A store of an earlier sdpod has no index: it is built on first use.
+rm -rf "$DATA/pods/names"
+assert_eq "without an index, by the manifests" "$U1" "$(uuid_of web)"
+check "and the index is built" test -L "$DATA/pods/names/race"
+assert_exit 4 sd prepare --name=race busybox --exec=/bin/true
+assert_contains "a rebuilt index still keeps a name to its live pod" "$ERR" "a pod named race is prepared already"
+
+# ---------------------------------------------------------------------------
 echo "# a name before a UUID prefix"
 # ---------------------------------------------------------------------------
 P=${U1:0:4}
