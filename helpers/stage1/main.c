@@ -46,6 +46,9 @@ static void set_who(const char *verb) {
 }
 
 static int fail(Error *e) {
+        /* A message may carry what the pod's systemd said. */
+        if (e && e->msg)
+                text_make_printable(e->msg, strlen(e->msg), false);
         fprintf(stderr, "%s: %s\n", who ?: program_invocation_short_name, e ? e->msg : strerror(ENOMEM));
         error_free(e);
         return 1;

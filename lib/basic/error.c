@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <stdarg.h>
+#include <stdint.h>
 
 #include "basic/error.h"
 
@@ -69,18 +70,71 @@ void error_free(Error *e) {
         free(e);
 }
 
+/* The length of the character at s (at most n bytes) when it is one a
+ * terminal only prints: well-formed, shortest-form UTF-8, neither a C0 or
+ * C1 control nor DEL nor a surrogate; 0 otherwise. A terminal that reads
+ * 8-bit controls takes a lone 0x9b for CSI, so no byte of a bad sequence
+ * passes either. */
+static size_t printable_char_len(const unsigned char *s, size_t n) {
+        unsigned char c = s[0];
+        if (c < 0x80)
+                return c >= 0x20 && c != 0x7f ? 1 : 0;
+        size_t len;
+        uint32_t cp;
+        if (c >= 0xc2 && c <= 0xdf)
+                len = 2, cp = c & 0x1f;
+        else if (c >= 0xe0 && c <= 0xef)
+                len = 3, cp = c & 0x0f;
+        else if (c >= 0xf0 && c <= 0xf4)
+                len = 4, cp = c & 0x07;
+        else
+                return 0;
+        if (len > n)
+                return 0;
+        for (size_t i = 1; i < len; i++) {
+                if ((s[i] & 0xc0) != 0x80)
+                        return 0;
+                cp = cp << 6 | (s[i] & 0x3f);
+        }
+        static const uint32_t min[] = { 0, 0, 0x80, 0x800, 0x10000 };
+        if (cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp <= 0x9f))
+                return 0;
+        return len;
+}
+
+void text_make_printable(char *s, size_t n, bool keep_newlines) {
+        for (size_t i = 0; i < n;) {
+                if (keep_newlines && (s[i] == '\n' || s[i] == '\t')) {
+                        i++;
+                        continue;
+                }
+                size_t len = printable_char_len((const unsigned char *) s + i, n - i);
+                if (len == 0) {
+                        s[i++] = '?';
+                        continue;
+                }
+                i += len;
+        }
+}
+
 const char *value_quote(const char *s, char buf[static VALUE_QUOTED_MAX]) {
-        size_t n = 0, i = 0;
+        size_t n = 0, i = 0, l = strlen(s);
         buf[n++] = '"';
-        for (; s[i] && i < 64; i++) {
+        while (s[i] && i < 64) {
                 unsigned char c = (unsigned char) s[i];
+                size_t len = printable_char_len((const unsigned char *) s + i, l - i);
                 if (c == '"' || c == '\\') {
                         buf[n++] = '\\';
                         buf[n++] = (char) c;
-                } else if (c < 0x20 || c == 0x7f)
+                        i++;
+                } else if (len == 0) {
                         n += (size_t) snprintf(buf + n, VALUE_QUOTED_MAX - n, "\\x%02x", c);
-                else
-                        buf[n++] = (char) c;
+                        i++;
+                } else {
+                        memcpy(buf + n, s + i, len);
+                        n += len;
+                        i += len;
+                }
         }
         buf[n++] = '"';
         if (s[i]) {

@@ -29,3 +29,9 @@ static inline void error_freep(Error **e) { error_free(*e); }
  * manifest cannot write to a terminal or a log through an error. */
 #define VALUE_QUOTED_MAX 300
 const char *value_quote(const char *s, char buf[static VALUE_QUOTED_MAX]);
+
+/* Makes the n bytes at s safe to show on a terminal, in place: every byte
+ * that is not part of a printable character (well-formed UTF-8, no C0 or C1
+ * control, no DEL) becomes '?'; newlines and tabs stay when keep_newlines.
+ * For text a pod wrote: its log lines, what its systemd answered. */
+void text_make_printable(char *s, size_t n, bool keep_newlines);

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,10 @@ static inline int streq_ptr(const char *a, const char *b) {
 static inline const char *startswith(const char *s, const char *prefix) {
         size_t l = strlen(prefix);
         return strncmp(s, prefix, l) == 0 ? s + l : NULL;
+}
+static inline bool endswith(const char *s, const char *suffix) {
+        size_t n = strlen(s), l = strlen(suffix);
+        return n >= l && memcmp(s + n - l, suffix, l) == 0;
 }
 static inline const char *strempty(const char *s) { return s ? s : ""; }
 

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/close_range.h>
 #include <sched.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -20,6 +22,28 @@ static int connect_and_send(int sock, const char *path, int userns_fd) {
         if (strlen(path) >= sizeof(sa.sun_path))
                 return -ENAMETOOLONG;
         strcpy(sa.sun_path, path);
+        /* This process is in the pod's pid namespace and about to join its
+         * user namespace, where the pod's root may ptrace it and take its
+         * fds (pidfd_getfd): it must hold nothing of ours but the two it
+         * needs. Not dumpable, stdio (maybe the user's terminal) on
+         * /dev/null, every other fd closed. */
+        int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (prctl(PR_SET_DUMPABLE, 0) < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
+                return -errno;
+        int keep[] = { sock, userns_fd }, from = 3;
+        if (keep[0] > keep[1]) {
+                keep[0] = keep[1];
+                keep[1] = sock;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(keep); i++) {
+                if (keep[i] < from)
+                        continue;
+                if (keep[i] > from && close_range((unsigned) from, (unsigned) keep[i] - 1, 0) < 0)
+                        return -errno;
+                from = keep[i] + 1;
+        }
+        if (close_range((unsigned) from, ~0U, 0) < 0)
+                return -errno;
         if (userns_fd >= 0 && (setns(userns_fd, CLONE_NEWUSER) < 0 || setgroups(0, NULL) < 0 ||
                                setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
                 return -errno;

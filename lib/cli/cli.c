@@ -46,6 +46,9 @@ int cli_fail(Error *e) {
                 fprintf(stderr, "%s: unknown error\n", who);
                 return EXIT_ERROR;
         }
+        /* A message may carry what a pod's systemd said. */
+        if (e->msg)
+                text_make_printable(e->msg, strlen(e->msg), false);
         fprintf(stderr, "%s: %s\n", who, strempty(e->msg));
         if (cli.debug)
                 fprintf(stderr, "%s: (errno %d: %s)\n", who, -e->code, strerror(-e->code));
@@ -419,7 +422,10 @@ int cli_json_add_time(struct json_object *o, const char *key, uint64_t usec) {
 }
 
 static void print_warning(const char *message) {
-        fprintf(stderr, "%s: warning: %s\n", cli.command ?: program_invocation_short_name, message);
+        _cleanup_free_ char *m = strdup(message);
+        if (m)
+                text_make_printable(m, strlen(m), false);
+        fprintf(stderr, "%s: warning: %s\n", cli.command ?: program_invocation_short_name, m ?: message);
 }
 
 int cli_main(int argc, char **argv, const char *program, const char *usage, const Verb *verbs) {

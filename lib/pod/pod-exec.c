@@ -13,11 +13,19 @@
 
 #include "basic/fs.h"
 #include "basic/relay.h"
+#include "basic/time-util.h"
 #include "bus/bus-util.h"
 #include "pod/pod-exec.h"
 
 /* The signals a caller at a terminal sends the command it waits for. */
 static const int forwarded_signals[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+/* The pod's systemd answers; a hostile one may not. How long its jobs may
+ * take, and how many interrupts pass to the command before we stop waiting
+ * for it (a SIGHUP, the caller's terminal gone, stops at once). */
+#define EXEC_START_TIMEOUT_USEC (30 * USEC_PER_SEC)
+#define EXEC_STOP_TIMEOUT_USEC (10 * USEC_PER_SEC)
+#define EXEC_INTERRUPTS_MAX 3
 
 /* What the command's standard input, output and error are (pod-exec.h):
  * the fds passed over the bus, or the path of its pty in the pod; and the
@@ -248,7 +256,7 @@ static void forget_unit(sd_bus *bus, const char *unit) {
         if (streq(st.active_state, "failed"))
                 (void) bus_unit_reset_failed(bus, unit, NULL);
         else if (streq(st.active_state, "active") && bus_job_start(bus, "StopUnit", unit, "replace", &job, NULL) >= 0) {
-                (void) bus_job_wait(&job, 0, NULL);
+                (void) bus_job_wait(&job, EXEC_STOP_TIMEOUT_USEC, NULL);
                 bus_job_done(&job);
         }
 }
@@ -265,6 +273,7 @@ static int wait_for_end(sd_bus *bus, const char *unit, int sigfd, ExecStdio *s, 
                      : -ENOMEM;
         if (r < 0)
                 return error_sys(err, r, "%s", unit);
+        unsigned interrupts = 0;
         for (;;) {
                 if (changed) {
                         UnitState st;
@@ -290,8 +299,14 @@ static int wait_for_end(sd_bus *bus, const char *unit, int sigfd, ExecStdio *s, 
                         if (si.ssi_signo == SIGWINCH) {
                                 if (s->size_fd >= 0)
                                         (void) term_copy_size(s->size_fd, s->master);
-                        } else
+                        } else {
                                 (void) bus_unit_kill(bus, unit, "main", (int) si.ssi_signo, NULL);
+                                /* A command (or a pod) that ignores them
+                                 * does not keep the caller here. */
+                                if (si.ssi_signo == SIGHUP || ++interrupts >= EXEC_INTERRUPTS_MAX)
+                                        return error_set(err, -ECANCELED, "%s: stopped waiting for it after %s", unit,
+                                                         si.ssi_signo == SIGHUP ? "a SIGHUP" : "3 interrupts");
+                        }
                 }
                 relay_process(&s->relay);
         }
@@ -328,7 +343,7 @@ int pod_exec(sd_bus *bus, const PodExec *x, int *ret_status, Error **err) {
             (r = append_properties(m, unit, x, &s)) < 0)
                 r = error_sys(err, r, "%s", unit);
         if (r >= 0 && (r = bus_job_start_call(bus, m, unit, &job, err)) >= 0) {
-                r = bus_job_wait(&job, 0, err);
+                r = bus_job_wait(&job, EXEC_START_TIMEOUT_USEC, err);
                 bus_job_done(&job);
                 /* A failed start job still tells how the command ended. */
                 if (r == -EIO && err && *err)

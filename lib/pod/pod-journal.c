@@ -1,16 +1,99 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "basic/fs.h"
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "manifest/pod-manifest.h"
 #include "pod/pod-journal.h"
 #include "unit/app-unit.h"
+
+/* A name the pod's journald gives its files: system.journal,
+ * user-1000.journal, system@...-...-....journal, and "~" for one it found
+ * corrupt. Nothing else is read, and no name reaches journalctl (which
+ * prints names of files it dislikes). */
+static bool journal_file_name_ok(const char *name) {
+        size_t n = strlen(name);
+        if (n == 0 || n > 200 || name[0] == '.' || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                                "0123456789@._-~") != n)
+                return false;
+        return endswith(name, ".journal") || endswith(name, ".journal~");
+}
+
+/* The pod's journal files, opened here: the directory and everything in it
+ * are the pod's (its journald writes them as the pod's root), so journalctl,
+ * which runs as root, must not be given the directory to walk: it follows
+ * symbolic links, to devices that act on an open (a watchdog), to the
+ * host's own journal. Only regular files of the pod's machine's directory
+ * (POD/journal/MACHINE-ID, the UUID's digits), reached without a symbolic
+ * link, at most POD_JOURNAL_FILES_MAX of them. */
+static int open_journal_files(const Pod *p, int **ret_fds, size_t *ret_n, Error **err) {
+        char machine[UUID_STRING_MAX], rel[sizeof(POD_JOURNAL_DIR) + UUID_STRING_MAX + 1];
+        size_t k = 0;
+        for (const char *c = p->uuid; *c; c++)
+                if (*c != '-')
+                        machine[k++] = *c;
+        machine[k] = 0;
+        snprintf(rel, sizeof(rel), POD_JOURNAL_DIR "/%s", machine);
+        int dfd = open_beneath_no_symlinks(p->fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+        if (dfd < 0)
+                return dfd == -ENOENT ? error_set(err, -ENOENT, "pod %s has no journal: it wrote none", p->uuid)
+                                      : error_sys(err, dfd, "pod %s: %s/", p->uuid, rel);
+        _cleanup_closedir_ DIR *d = fdopendir(dfd);
+        if (!d) {
+                close(dfd);
+                return error_sys(err, -errno, "pod %s: %s/", p->uuid, rel);
+        }
+        _cleanup_free_ int *fds = NULL;
+        size_t n = 0;
+        int r = 0;
+        struct dirent *de;
+        while (r >= 0 && (errno = 0, de = readdir(d))) {
+                if (!journal_file_name_ok(de->d_name))
+                        continue;
+                if (n == POD_JOURNAL_FILES_MAX) {
+                        r = error_set(err, -E2BIG, "pod %s: more than %d journal files in %s/", p->uuid,
+                                      POD_JOURNAL_FILES_MAX, rel);
+                        break;
+                }
+                int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+                struct stat st;
+                if (fd < 0)
+                        continue; /* a symbolic link, or gone meanwhile */
+                if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                        close(fd);
+                        continue;
+                }
+                int *l = reallocarray(fds, n + 1, sizeof(int));
+                if (!l) {
+                        close(fd);
+                        r = error_sys(err, -ENOMEM, "pod %s", p->uuid);
+                        break;
+                }
+                fds = l;
+                fds[n++] = fd;
+        }
+        if (r >= 0 && errno > 0)
+                r = error_sys(err, -errno, "pod %s: %s/", p->uuid, rel);
+        if (r >= 0 && n == 0)
+                /* journalctl without a file would show the host's journal */
+                r = error_set(err, -ENOENT, "pod %s has no journal: it wrote none", p->uuid);
+        if (r < 0) {
+                for (size_t i = 0; i < n; i++)
+                        close(fds[i]);
+                return r;
+        }
+        *ret_fds = TAKE_PTR(fds);
+        *ret_n = n;
+        return 0;
+}
 
 int pod_journal_exec(const PodStore *ps, const Pod *p, const char *app, char **args, Error **err) {
         if (faccessat(p->fd, POD_JOURNAL_DIR, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
@@ -27,20 +110,35 @@ int pod_journal_exec(const PodStore *ps, const Pod *p, const char *app, char **a
                 if (asprintf(&unit, "--unit=" APP_UNIT_FORMAT, app) < 0)
                         return error_sys(err, -ENOMEM, "pod %s", p->uuid);
         }
-        _cleanup_free_ char *path = pod_path(ps, p), *dir_arg = NULL;
-        if (!path || asprintf(&dir_arg, "--directory=%s/%s", path, POD_JOURNAL_DIR) < 0)
-                return error_sys(err, -ENOMEM, "pod %s", p->uuid);
+        _cleanup_free_ int *fds = NULL;
+        size_t n_files = 0;
+        int r = open_journal_files(p, &fds, &n_files, err);
+        if (r < 0)
+                return r;
         size_t n = strv_length(args);
-        _cleanup_free_ char **argv = calloc(n + 4, sizeof(char *));
-        if (!argv)
+        _cleanup_free_ char **argv = calloc(n + n_files + 4, sizeof(char *));
+        _cleanup_strv_free_ char **file_args = calloc(n_files + 1, sizeof(char *));
+        if (!argv || !file_args)
                 return error_sys(err, -ENOMEM, "pod %s", p->uuid);
         size_t k = 0;
         argv[k++] = "journalctl";
-        argv[k++] = dir_arg;
+        /* Each file by its open descriptor, which journalctl opens again
+         * through /proc: the very file checked here, whatever the pod
+         * renames meanwhile. */
+        for (size_t i = 0; i < n_files; i++) {
+                if (asprintf(&file_args[i], "--file=/proc/self/fd/%d", fds[i]) < 0) {
+                        file_args[i] = NULL;
+                        return error_sys(err, -ENOMEM, "pod %s", p->uuid);
+                }
+                if (fcntl(fds[i], F_SETFD, 0) < 0)
+                        return error_sys(err, -errno, "pod %s: journal file", p->uuid);
+                argv[k++] = file_args[i];
+        }
         if (unit)
                 argv[k++] = unit;
         for (size_t i = 0; i < n; i++)
                 argv[k++] = args[i];
+        (void) ps;
         fflush(NULL);
         execvp("journalctl", argv);
         return error_sys(err, -errno, "pod %s: cannot execute journalctl (apt-get install systemd)", p->uuid);
@@ -139,21 +237,19 @@ int pod_journal_tail(const PodStore *ps, const Pod *p, const char *app, unsigned
                 return error_sys(err, r, "pod %s: cannot fork journalctl", p->uuid);
         }
         if (pid == 0) {
-                Error *e = NULL;
-                if (dup2(pipefd[1], STDOUT_FILENO) < 0)
+                /* Only the lines: what journalctl has to say about the
+                 * files goes nowhere, unchecked text as it is. */
+                int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+                if (dup2(pipefd[1], STDOUT_FILENO) < 0 || null < 0 || dup2(null, STDERR_FILENO) < 0)
                         _exit(127);
-                pod_journal_exec(ps, p, app, args, &e);
-                dprintf(STDERR_FILENO, "%s\n", e ? e->msg : "journalctl");
+                pod_journal_exec(ps, p, app, args, NULL);
                 _exit(127);
         }
         close(pipefd[1]);
-        /* What the pod logged goes to a user's terminal: control
-         * characters but newline and tab, DEL and the C1 controls (UTF-8
-         * C2 80..C2 9F) are shown as '?', so that it cannot drive the
-         * terminal; and the whole is bounded. */
+        /* What the pod logged goes to a user's terminal: bounded, and made
+         * printable (text_make_printable) once it is all read. */
         size_t max = (size_t) lines * 1024, size = 0;
         _cleanup_free_ char *text = malloc(max + 1);
-        bool after_c2 = false;
         ssize_t k = 0;
         while (text && size < max && (k = read(pipefd[0], text + size, max - size)) != 0) {
                 if (k < 0) {
@@ -161,17 +257,10 @@ int pod_journal_tail(const PodStore *ps, const Pod *p, const char *app, unsigned
                                 continue;
                         break;
                 }
-                for (size_t i = size; i < size + (size_t) k; i++) {
-                        unsigned char c = (unsigned char) text[i];
-                        if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || (after_c2 && c >= 0x80 && c <= 0x9f)) {
-                                text[i] = '?';
-                                if (after_c2)
-                                        text[i - 1] = '?';
-                        }
-                        after_c2 = c == 0xc2;
-                }
                 size += (size_t) k;
         }
+        if (text)
+                text_make_printable(text, size, true);
         close(pipefd[0]); /* journalctl gets EPIPE if it had more */
         int st;
         while (waitpid(pid, &st, 0) < 0)

@@ -10,6 +10,8 @@
 #include "pod/pod.h"
 
 #define POD_JOURNAL_DIR "journal"
+/* What journalctl is given at most: a pod's journald keeps a handful. */
+#define POD_JOURNAL_FILES_MAX 256
 
 /* Executes journalctl on the pod's journal: only app@APP.service's entries
  * when app is set, with args (NULL-terminated) appended. Only returns on

@@ -332,6 +332,32 @@ assert_exit 0 sd journal "$F" --no-pager -o cat
 assert_match "the faker sent READY=1 to launchers" 'notify=[1-9]' "$OUT"
 assert_exit 0 sd stop "$F"
 
+# ---------------------------------------------------------------------------
+echo "# a pod's journal directory is the pod's: what journalctl is given"
+# ---------------------------------------------------------------------------
+# The pod's systemd (root of the stage1) writes POD/journal/MACHINE-ID; as
+# that root would, plant a symbolic link to a host file, a journal file
+# whose name drives a terminal, and a link to the host's journal directory.
+# journalctl runs as the host's root: it must be given none of these.
+J="$DATA/pods/exited-garbage/$F/journal/${F//-/}"
+[ -d "$J" ] || J="$DATA/pods/run/$F/journal/${F//-/}"
+ln -s /etc/shadow "$J/evil.journal"
+ln -s /var/log "$J/dir.journal"
+head -c 4096 /dev/urandom >"$J/"$'x\e]0;PWNED\a\e[31mRED.journal'
+assert_exit 0 sd journal "$F" --no-pager -o cat
+assert_contains "the real journal is still read" "$OUT" "notify="
+check_not "no escape sequence from a file name reaches the terminal" grep -q $'\e' <<<"$OUT$ERR"
+assert_not_contains "no host file is read through a link" "$OUT$ERR" shadow
+rm -rf "$J"
+ln -s /var/log/journal "$J"
+assert_exit 1 sd journal "$F" --no-pager
+assert_eq "a linked journal directory gives nothing of the host's journal" "" "$OUT"
+rm "$J"
+mkdir "$J"
+assert_exit 3 sd journal "$F" --no-pager
+assert_contains "and an empty one says so, instead of the host's journal" "$ERR" "has no journal: it wrote none"
+assert_eq "with nothing on stdout" "" "$OUT"
+
 assert_exit 0 sd gc --grace-period=0
 for u in "$U" "$S" "$D" "$F"; do
 	no_pod_procs "$u"
