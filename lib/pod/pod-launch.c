@@ -251,14 +251,18 @@ int pod_launch_prepared(PodStore *ps, Pod **p, char ret_uuid[static UUID_STRING_
          * bounds all the same. */
         _cleanup_free_ char *why = NULL;
         size_t size;
-        if (err && *err && read_file_at(left->fd, POD_RUN_ERROR_FILE, 4096, &why, &size, &ignored) >= 0 && size > 0) {
-                int code = (*err)->code;
+        bool gave_up = read_file_at(left->fd, POD_RUN_ERROR_FILE, 4096, &why, &size, &ignored) >= 0 && size > 0;
+        if (gave_up && r == -ECHILD)
+                r = -EIO;
+        if (gave_up && err && *err) {
                 error_free(TAKE_PTR(*err));
-                error_set(err, code, "%.*s", (int) strcspn(why, "\n"), why);
+                error_set(err, r, "%.*s", (int) strcspn(why, "\n"), why);
         }
         if (r == -ECHILD) {
-                /* It ran: kept, with its exit statuses and journal, for
-                 * whoever wants to know why it ended. */
+                /* It ran and ended on its own: kept, with its exit statuses
+                 * and journal, for whoever wants to know why. (When the
+                 * stage1 gave up, its reason says it all: the apps never
+                 * started.) */
                 if (ret_exit_code)
                         *ret_exit_code = exit_code;
                 return r;

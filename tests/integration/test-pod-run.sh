@@ -262,17 +262,30 @@ assert_match "a quick job prints its UUID" '^[0-9a-f-]{36}$' "$Q"
 check "and exits 0" wait_until 20 status_is "$Q" app-busybox 0
 # A network whose plugin does not exist: CNI ADD fails while the pod boots.
 # Before, the pod waited for its network for ever (the SIGTERM that was to
-# end it came while its systemd booted, which loses it).
+# end it came while its systemd booted, which loses it). The stage1 gave
+# up before any app started: its reason says it all, and the pod goes.
 mkdir "$T/net.d"
 echo '{ "cniVersion": "1.0.0", "name": "broken", "plugins": [ { "type": "nosuchplugin" } ] }' \
 	>"$T/net.d/broken.conflist"
+before=$(sd list --no-legend | wc -l)
 SDPOD_NET_DIR=$T/net.d assert_exit 1 timeout 30 "$SDPOD" --dir="$DATA" run --detach --net=broken busybox --exec=/bin/sleep -- 600
-F=$OUT
-assert_match "it prints the UUID of the pod it kept" '^[0-9a-f-]{36}$' "$F"
-assert_contains "it says why" "$ERR" "plugin nosuchplugin not found"
-assert_contains "and what to do with the pod" "$ERR" "The pod is kept for 'sdpod status' and 'sdpod journal' until 'sdpod rm $F'"
-assert_eq "the pod is kept, exited" exited "$(status_of "$F" state)"
-no_pod_procs "$F"
+assert_contains "it says why, at once" "$ERR" "plugin nosuchplugin not found"
+assert_eq "and leaves no pod" "$before" "$(sd list --no-legend | wc -l)"
+# A pod that ran and ended on its own before it was ready is kept, with
+# its exit code: here its stage1's run entrypoint, which only exits 3.
+mkdir -p "$T/stage1-3/rootfs"
+jq '.annotations |= map(if .name == "sdpod/stage1/run" then .value = "/run3"
+	elif .name == "sdpod/stage1/gc" then .value = "/gc0" else . end)' \
+	"$SDPOD_STAGE1/manifest" >"$T/stage1-3/manifest"
+printf '#!/bin/sh\nexit 3\n' >"$T/stage1-3/rootfs/run3"
+printf '#!/bin/sh\nexit 0\n' >"$T/stage1-3/rootfs/gc0"
+chmod 755 "$T/stage1-3/rootfs/run3" "$T/stage1-3/rootfs/gc0"
+SDPOD_STAGE1=$T/stage1-3 assert_exit 3 sd run --detach busybox --exec=/bin/true
+K=$OUT
+assert_match "it prints the UUID of the pod it kept" '^[0-9a-f-]{36}$' "$K"
+assert_contains "and says so" "$ERR" "The pod is kept for 'sdpod status' and 'sdpod journal' until 'sdpod rm $K'"
+assert_eq "the pod is kept, exited" exited "$(status_of "$K" state)"
+assert_exit 0 sd rm "$K"
 
 # ---------------------------------------------------------------------------
 echo "# the commands that only look work on a read-only data directory"

@@ -28,7 +28,7 @@ echo "# bash completion"
 out=$(bash -c '. "$1"; fn=$(complete -p sdpod | sed -n "s/.*-F \([^ ]*\) .*/\1/p")
 	COMP_WORDS=(sdpod st); COMP_CWORD=1; COMP_LINE="sdpod st"; COMP_POINT=8
 	"$fn" sdpod st sdpod; printf "%s\n" "${COMPREPLY[@]}"' - "$P/share/bash-completion/completions/sdpod")
-assert_eq "sdpod st<TAB>: status, stop" "status stop" "$(sort <<<"$out" | tr '\n' ' ' | sed 's/ $//')"
+assert_eq "sdpod st<TAB>: stats, status, stop" "stats status stop" "$(sort <<<"$out" | tr '\n' ' ' | sed 's/ $//')"
 
 echo "# sdpod-gc.timer and sdpod-gc.service"
 busybox_image
