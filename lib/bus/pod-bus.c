@@ -13,15 +13,32 @@
 #include "bus/bus-util.h"
 #include "bus/pod-bus.h"
 
-/* In the child: connects to path and sends the socket over sock. With
- * userns_fd >= 0 it connects as root of that user namespace (the pod's):
- * its systemd takes private connections from its own root only, and the
- * host's root is nobody there. */
-static int connect_and_send(int sock, const char *path, int userns_fd) {
+static int cmp_int(const void *a, const void *b) {
+        return *(const int *) a - *(const int *) b;
+}
+
+/* Closes every fd from 3 up but those of keep (n of them). */
+static int close_all_but(int *keep, size_t n) {
+        qsort(keep, n, sizeof(int), cmp_int);
+        int from = 3;
+        for (size_t i = 0; i < n; i++) {
+                if (keep[i] < from)
+                        continue;
+                if (keep[i] > from && close_range((unsigned) from, (unsigned) keep[i] - 1, 0) < 0)
+                        return -errno;
+                from = keep[i] + 1;
+        }
+        return close_range((unsigned) from, ~0U, 0) < 0 ? -errno : 0;
+}
+
+/* In the child: connects to the socket target_fd (an O_PATH fd of it) and
+ * sends the connection over sock. With userns_fd >= 0 it connects as root
+ * of that user namespace (the pod's): its systemd takes private connections
+ * from its own root only, and the host's root is nobody there. */
+static int connect_and_send(int sock, int target_fd, int userns_fd) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        if (strlen(path) >= sizeof(sa.sun_path))
-                return -ENAMETOOLONG;
-        strcpy(sa.sun_path, path);
+        /* connect(2) to the inode itself, through the fd's magic link. */
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", target_fd);
         /* This process is in the pod's pid namespace and about to join its
          * user namespace, where the pod's root may ptrace it and take its
          * fds (pidfd_getfd): it must hold nothing of ours but the two it
@@ -30,20 +47,9 @@ static int connect_and_send(int sock, const char *path, int userns_fd) {
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
         if (prctl(PR_SET_DUMPABLE, 0) < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
                 return -errno;
-        int keep[] = { sock, userns_fd }, from = 3;
-        if (keep[0] > keep[1]) {
-                keep[0] = keep[1];
-                keep[1] = sock;
-        }
-        for (size_t i = 0; i < ELEMENTSOF(keep); i++) {
-                if (keep[i] < from)
-                        continue;
-                if (keep[i] > from && close_range((unsigned) from, (unsigned) keep[i] - 1, 0) < 0)
-                        return -errno;
-                from = keep[i] + 1;
-        }
-        if (close_range((unsigned) from, ~0U, 0) < 0)
-                return -errno;
+        int keep[] = { sock, target_fd, userns_fd }, r = close_all_but(keep, ELEMENTSOF(keep));
+        if (r < 0)
+                return r;
         if (userns_fd >= 0 && (setns(userns_fd, CLONE_NEWUSER) < 0 || setgroups(0, NULL) < 0 ||
                                setresgid(0, 0, 0) < 0 || setresuid(0, 0, 0) < 0))
                 return -errno;
@@ -90,7 +96,7 @@ static int ns_ino(const char *pid, const char *type, ino_t *ret) {
 
 /* The connected socket, made by a child in leader's pid namespace (and
  * user namespace, when it has one of its own). */
-static int connect_in_pid_namespace(pid_t leader, const char *path, int *ret) {
+static int connect_in_pid_namespace(pid_t leader, int target_fd, int *ret) {
         char ns_path[64], leader_s[16];
         snprintf(ns_path, sizeof(ns_path), "/proc/%d/ns/pid", (int) leader);
         snprintf(leader_s, sizeof(leader_s), "%d", (int) leader);
@@ -119,7 +125,7 @@ static int connect_in_pid_namespace(pid_t leader, const char *path, int *ret) {
         pid_t child = fork();
         r = child < 0 ? -errno : 0;
         if (child == 0)
-                _exit(-connect_and_send(theirs, path, userns) & 0xff);
+                _exit(-connect_and_send(theirs, target_fd, userns) & 0xff);
         if (setns(own, CLONE_NEWPID) < 0)
                 abort(); /* our pid namespace for children cannot be lost silently */
         if (r < 0)
@@ -158,11 +164,8 @@ int pod_bus_open(pid_t leader, sd_bus **ret, Error **err) {
         _cleanup_close_ int sock = open_private_socket(leader, err);
         if (sock < 0)
                 return error_prefix(err, "cannot connect to the pod's systemd");
-        /* connect(2) to the inode itself, through the fd's magic link. */
-        char path[64];
-        snprintf(path, sizeof(path), "/proc/self/fd/%d", sock);
         int fd = -1;
-        int r = connect_in_pid_namespace(leader, path, &fd);
+        int r = connect_in_pid_namespace(leader, sock, &fd);
         if (r < 0)
                 return error_sys(err, r, "cannot connect to the pod's systemd at %s", SYSTEMD_PRIVATE_SOCKET);
         _cleanup_bus_ sd_bus *bus = NULL;
