@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <dirent.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -13,6 +15,7 @@
 #include "basic/time-util.h"
 #include "manifest/pod-manifest.h"
 #include "pod/pod-journal.h"
+#include "pod/pod-userns.h"
 #include "unit/app-unit.h"
 
 /* A name the pod's journald gives its files: system.journal,
@@ -27,14 +30,22 @@ static bool journal_file_name_ok(const char *name) {
         return endswith(name, ".journal") || endswith(name, ".journal~");
 }
 
-/* The pod's journal files, opened here: the directory and everything in it
- * are the pod's (its journald writes them as the pod's root), so journalctl,
- * which runs as root, must not be given the directory to walk: it follows
- * symbolic links, to devices that act on an open (a watchdog), to the
- * host's own journal. Only regular files of the pod's machine's directory
- * (POD/journal/MACHINE-ID, the UUID's digits), reached without a symbolic
- * link, at most POD_JOURNAL_FILES_MAX of them. */
-static int open_journal_files(const Pod *p, int **ret_fds, size_t *ret_n, Error **err) {
+/* The pod's journal files. The directory and everything in it are the
+ * pod's (its journald writes them as the pod's root), and journalctl
+ * follows symbolic links: given the directory as root, it would open
+ * devices that act on an open (a watchdog), or the host's own journal. So:
+ *   - only the pod's machine directory (POD/journal/MACHINE-ID, the UUID's
+ *     digits), opened here without a symbolic link, and given to
+ *     journalctl as /proc/self/fd/D, which the pod cannot redirect;
+ *   - only regular files with the names journald gives (checked here, and
+ *     the only names journalctl prints), at most POD_JOURNAL_FILES_MAX;
+ *   - journalctl runs as the pod's root (pod_journal_exec), so that a file
+ *     the pod swaps for a link after this check reaches only what the pod
+ *     may read itself. (A pod without a user namespace is the host's root,
+ *     trusted code: sdpod-security(7).)
+ * Files as /proc/self/fd/D/NAME, not each by an fd of its own: journalctl
+ * --follow watches the directory of each path it is given. */
+static int journal_file_args(const Pod *p, int *ret_dirfd, char ***ret_args, Error **err) {
         char machine[UUID_STRING_MAX], rel[sizeof(POD_JOURNAL_DIR) + UUID_STRING_MAX + 1];
         size_t k = 0;
         for (const char *c = p->uuid; *c; c++)
@@ -42,56 +53,49 @@ static int open_journal_files(const Pod *p, int **ret_fds, size_t *ret_n, Error 
                         machine[k++] = *c;
         machine[k] = 0;
         snprintf(rel, sizeof(rel), POD_JOURNAL_DIR "/%s", machine);
-        int dfd = open_beneath_no_symlinks(p->fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+        _cleanup_close_ int dfd = open_beneath_no_symlinks(p->fd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
         if (dfd < 0)
                 return dfd == -ENOENT ? error_set(err, -ENOENT, "pod %s has no journal: it wrote none", p->uuid)
                                       : error_sys(err, dfd, "pod %s: %s/", p->uuid, rel);
-        _cleanup_closedir_ DIR *d = fdopendir(dfd);
+        int list_fd = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+        _cleanup_closedir_ DIR *d = list_fd >= 0 ? fdopendir(list_fd) : NULL;
         if (!d) {
-                close(dfd);
+                if (list_fd >= 0)
+                        close(list_fd);
                 return error_sys(err, -errno, "pod %s: %s/", p->uuid, rel);
         }
-        _cleanup_free_ int *fds = NULL;
+        _cleanup_strv_free_ char **args = NULL;
         size_t n = 0;
-        int r = 0;
         struct dirent *de;
-        while (r >= 0 && (errno = 0, de = readdir(d))) {
+        while ((errno = 0, de = readdir(d))) {
                 if (!journal_file_name_ok(de->d_name))
                         continue;
-                if (n == POD_JOURNAL_FILES_MAX) {
-                        r = error_set(err, -E2BIG, "pod %s: more than %d journal files in %s/", p->uuid,
-                                      POD_JOURNAL_FILES_MAX, rel);
-                        break;
-                }
-                int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
                 struct stat st;
-                if (fd < 0)
-                        continue; /* a symbolic link, or gone meanwhile */
-                if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-                        close(fd);
+                if (fstatat(dfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
                         continue;
-                }
-                int *l = reallocarray(fds, n + 1, sizeof(int));
-                if (!l) {
-                        close(fd);
-                        r = error_sys(err, -ENOMEM, "pod %s", p->uuid);
-                        break;
-                }
-                fds = l;
-                fds[n++] = fd;
+                if (++n > POD_JOURNAL_FILES_MAX)
+                        return error_set(err, -E2BIG, "pod %s: more than %d journal files in %s/", p->uuid,
+                                         POD_JOURNAL_FILES_MAX, rel);
+                _cleanup_free_ char *a = NULL;
+                if (asprintf(&a, "--file=/proc/self/fd/%d/%s", dfd, de->d_name) < 0 || strv_push(&args, a) < 0)
+                        return error_sys(err, -ENOMEM, "pod %s", p->uuid);
         }
-        if (r >= 0 && errno > 0)
-                r = error_sys(err, -errno, "pod %s: %s/", p->uuid, rel);
-        if (r >= 0 && n == 0)
+        if (errno > 0)
+                return error_sys(err, -errno, "pod %s: %s/", p->uuid, rel);
+        if (n == 0)
                 /* journalctl without a file would show the host's journal */
-                r = error_set(err, -ENOENT, "pod %s has no journal: it wrote none", p->uuid);
-        if (r < 0) {
-                for (size_t i = 0; i < n; i++)
-                        close(fds[i]);
-                return r;
-        }
-        *ret_fds = TAKE_PTR(fds);
-        *ret_n = n;
+                return error_set(err, -ENOENT, "pod %s has no journal: it wrote none", p->uuid);
+        *ret_dirfd = TAKE_FD(dfd);
+        *ret_args = TAKE_PTR(args);
+        return 0;
+}
+
+/* Becomes the pod's root (uid and gid base), without capabilities or a
+ * way back to them; /proc/self stays ours to read (dumpable). */
+static int become(uid_t base) {
+        if (setgroups(0, NULL) < 0 || setresgid(base, base, base) < 0 || setresuid(base, base, base) < 0 ||
+            prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0)
+                return -errno;
         return 0;
 }
 
@@ -100,44 +104,41 @@ int pod_journal_exec(const PodStore *ps, const Pod *p, const char *app, char **a
                 return errno == ENOENT ? error_set(err, -ENOENT, "pod %s has no journal: it has not run (it is %s)",
                                                    p->uuid, pod_state_to_string(p->state))
                                        : error_sys(err, -errno, "pod %s: %s/", p->uuid, POD_JOURNAL_DIR);
+        _cleanup_pod_manifest_ PodManifest *m = NULL;
+        if (pod_manifest_read_at(p->fd, "pod", "pod manifest", &m, err) < 0)
+                return error_prefix(err, "pod %s", p->uuid);
+        PodUserns u;
+        if (pod_userns_from_manifest(m, &u, err) < 0)
+                return error_prefix(err, "pod %s", p->uuid);
         _cleanup_free_ char *unit = NULL;
         if (app) {
-                _cleanup_pod_manifest_ PodManifest *m = NULL;
-                if (pod_manifest_read_at(p->fd, "pod", "pod manifest", &m, err) < 0)
-                        return error_prefix(err, "pod %s", p->uuid);
                 if (!pod_manifest_find_app(m, app))
                         return error_set(err, -ENOENT, "pod %s has no app \"%s\"", p->uuid, app);
                 if (asprintf(&unit, "--unit=" APP_UNIT_FORMAT, app) < 0)
                         return error_sys(err, -ENOMEM, "pod %s", p->uuid);
         }
-        _cleanup_free_ int *fds = NULL;
-        size_t n_files = 0;
-        int r = open_journal_files(p, &fds, &n_files, err);
+        _cleanup_close_ int dirfd = -1;
+        _cleanup_strv_free_ char **file_args = NULL;
+        int r = journal_file_args(p, &dirfd, &file_args, err);
         if (r < 0)
                 return r;
-        size_t n = strv_length(args);
+        size_t n = strv_length(args), n_files = strv_length(file_args);
         _cleanup_free_ char **argv = calloc(n + n_files + 4, sizeof(char *));
-        _cleanup_strv_free_ char **file_args = calloc(n_files + 1, sizeof(char *));
-        if (!argv || !file_args)
+        if (!argv)
                 return error_sys(err, -ENOMEM, "pod %s", p->uuid);
         size_t k = 0;
         argv[k++] = "journalctl";
-        /* Each file by its open descriptor, which journalctl opens again
-         * through /proc: the very file checked here, whatever the pod
-         * renames meanwhile. */
-        for (size_t i = 0; i < n_files; i++) {
-                if (asprintf(&file_args[i], "--file=/proc/self/fd/%d", fds[i]) < 0) {
-                        file_args[i] = NULL;
-                        return error_sys(err, -ENOMEM, "pod %s", p->uuid);
-                }
-                if (fcntl(fds[i], F_SETFD, 0) < 0)
-                        return error_sys(err, -errno, "pod %s: journal file", p->uuid);
+        for (size_t i = 0; i < n_files; i++)
                 argv[k++] = file_args[i];
-        }
         if (unit)
                 argv[k++] = unit;
         for (size_t i = 0; i < n; i++)
                 argv[k++] = args[i];
+        if (fcntl(dirfd, F_SETFD, 0) < 0)
+                return error_sys(err, -errno, "pod %s: journal", p->uuid);
+        if (u.enabled && (r = become(pod_userns_root(&u))) < 0)
+                return error_sys(err, r, "pod %s: cannot become its root (%u) to read its journal", p->uuid,
+                                 (unsigned) pod_userns_root(&u));
         (void) ps;
         fflush(NULL);
         execvp("journalctl", argv);
