@@ -144,8 +144,9 @@ static int index_collect(PodStore *s, Pod *p, void *userdata) {
         return r;
 }
 
-/* Makes DATA/pods/names from every pod's manifest, once (a store made by
- * an sdpod without the index). The caller holds names.lock. */
+/* Makes DATA/pods/names from every pod's manifest: once for a store made
+ * by an sdpod without the index, and after gc (its entries of removed
+ * pods). The caller holds names.lock. */
 static int index_build(PodStore *s, Error **err) {
         (void) rm_rf_at(s->pods_fd, NAMES_DIR ".new");
         if (mkdirat(s->pods_fd, NAMES_DIR ".new", 0700) < 0)
@@ -164,8 +165,13 @@ static int index_build(PodStore *s, Error **err) {
                 free(b.names[i]);
         free(b.names);
         free(b.best);
-        if (r >= 0 && renameat(s->pods_fd, NAMES_DIR ".new", s->pods_fd, NAMES_DIR) < 0)
-                r = error_sys(err, -errno, "%s/pods/" NAMES_DIR, s->root);
+        /* In place of the index there may be: exchanged, then the old one
+         * removed; a lookup meanwhile sees one or the other, whole. */
+        if (r >= 0 && renameat2(s->pods_fd, NAMES_DIR ".new", s->pods_fd, NAMES_DIR, RENAME_EXCHANGE) < 0) {
+                if (errno != ENOENT || renameat(s->pods_fd, NAMES_DIR ".new", s->pods_fd, NAMES_DIR) < 0)
+                        r = error_sys(err, -errno, "%s/pods/" NAMES_DIR, s->root);
+        } else if (r >= 0)
+                (void) rm_rf_at(s->pods_fd, NAMES_DIR ".new");
         return r < 0 ? r : fsync_dir_at(s->pods_fd, ".");
 }
 
@@ -271,6 +277,13 @@ int pod_name_claim(PodStore *s, const char *name, int *ret_lock, Error **err) {
                                  name, pod_state_to_string(last->state), last->uuid);
         *ret_lock = TAKE_FD(lock);
         return 0;
+}
+
+int pod_names_index_rebuild(PodStore *s, Error **err) {
+        _cleanup_close_ int lock = lock_file_at(s->pods_fd, NAMES_LOCK, LOCK_EX);
+        if (lock < 0)
+                return error_sys(err, lock, "cannot lock %s/pods/" NAMES_LOCK, s->root);
+        return index_build(s, err);
 }
 
 int pod_name_record(PodStore *s, const char *name, const char *uuid, Error **err) {

@@ -50,6 +50,10 @@ int pod_name_claim(PodStore *s, const char *name, int *ret_lock, Error **err);
  * now; under the lock of pod_name_claim(). */
 int pod_name_record(PodStore *s, const char *name, const char *uuid, Error **err);
 
+/* Makes the name index anew from the manifests (sdpod gc, after it removed
+ * pods), so that it does not keep every name ever given. */
+int pod_names_index_rebuild(PodStore *s, Error **err);
+
 /* Builds the name index of a store that has none (one made by an earlier
  * sdpod): reads every pod's manifest once. Without it, names are resolved
  * by reading them on every lookup. */

@@ -133,5 +133,11 @@ no_pod_procs "$B"
 no_pod_procs "$S"
 
 assert_exit 0 sd gc --grace-period=0
+# gc makes the index anew: no entry for a pod that is gone.
+for l in "$DATA"/pods/names/*; do
+	[ -L "$l" ] || continue
+	check "after gc, names/$(basename "$l") names a pod that is there" \
+		test -n "$(find "$DATA/pods" -mindepth 2 -maxdepth 2 -name "$(readlink "$l")")"
+done
 leak_check
 

@@ -58,7 +58,7 @@ host_counts() {
 	echo "machine.slice-cgroups $(find /sys/fs/cgroup -path '*/machine.slice/*' -type d 2>/dev/null | wc -l)"
 	echo "pod-processes $(for p in /proc/[0-9]*; do grep -qz '^container_uuid=' "$p/environ" 2>/dev/null && echo; done | wc -l)"
 	echo "nspawn-processes $nspawn"
-	echo "pod-directories $(find "$DATA/pods" -mindepth 2 -maxdepth 2 2>/dev/null | wc -l)"
+	echo "pod-directories $(find "$DATA"/pods/{embryo,prepare,prepared,run,exited-garbage,garbage} -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)"
 	echo "machines $(machinectl list --no-legend 2>/dev/null | grep -c . || true)"
 	echo "loop-devices $(losetup -a 2>/dev/null | wc -l)"
 }
