@@ -168,7 +168,15 @@ echo "# gc while another import runs"
 # (its staging can be locked: no one holds it) and keeps the live one's.
 "$SDPOD" --dir="$DATA" image import "$T/big-oci.tar" >"$T/imp.out" 2>"$T/imp.err" &
 imp=$!
-wait_until 60 compgen -G "$DATA/images/tmp/import-*/archive/blobs" || fail "the live import never started"
+# The dead import's staging matches the same pattern: wait for a new one.
+live_staging() {
+	local d
+	for d in "$DATA"/images/tmp/import-*; do
+		[[ -d $d/archive/blobs && " ${dead//$'\n'/ } " != *" ${d##*/} "* ]] && return 0
+	done
+	return 1
+}
+wait_until 60 live_staging || fail "the live import never started"
 t0=$(date +%s%N)
 assert_exit 0 sd image gc
 t1=$(date +%s%N)
