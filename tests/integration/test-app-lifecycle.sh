@@ -164,8 +164,11 @@ check "with --health-on-failure=restart, an unhealthy app is restarted" wait_unt
 assert_eq "the pod runs on meanwhile" running "$(status_of "$K" state)"
 sleep 1
 assert_eq "failures in the start period do not count" starting "$(status_of "$K" app-late.health)"
+# flap goes on flapping (healthy, unhealthy, restarted: starting), so its
+# state at the moment of this snapshot is any of those; the others are fixed.
 assert_jq "status --format=json has the health" "$(sd status --format=json "$K")" \
-	'[.apps[] | .health] | sort' '["healthy","starting","unhealthy"]'
+	'[.apps[] | if .name == "flap" then (.health | IN("healthy", "starting", "unhealthy")) else .health end]' \
+	'[true,"unhealthy","starting"]'
 assert_eq "an unhealthy app without an action runs on" "" "$(status_of "$K" app-sick)"
 assert_contains "the checks' output and results are in the app's log" "$(journal_of "$K")" "health check failed (1 in a row; unhealthy at 1)"
 assert_exit 0 sd stop "$K"
