@@ -583,13 +583,18 @@ static void error_detail(const Transfer *t, char *buf, size_t size) {
             json_object_array_length(errors) == 0 || !(first = json_object_array_get_idx(errors, 0)) ||
             !json_object_is_type(first, json_type_object))
                 return;
-        char q1[VALUE_QUOTED_MAX] = "", q2[VALUE_QUOTED_MAX] = "";
-        if (json_object_object_get_ex(first, "code", &code) && json_object_is_type(code, json_type_string))
-                value_quote(json_object_get_string(code), q1);
+        const char *code_s = NULL;
+        char q2[VALUE_QUOTED_MAX] = "";
+        if (json_object_object_get_ex(first, "code", &code) && json_object_is_type(code, json_type_string)) {
+                /* a code is an upper-case word; anything else is not shown */
+                code_s = json_object_get_string(code);
+                if (!*code_s || strlen(code_s) > 64 || code_s[strspn(code_s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")])
+                        code_s = NULL;
+        }
         if (json_object_object_get_ex(first, "message", &message) && json_object_is_type(message, json_type_string))
                 value_quote(json_object_get_string(message), q2);
-        if (q1[0] || q2[0])
-                snprintf(buf, size, " (%s%s%s)", q1, q1[0] && q2[0] ? " " : "", q2);
+        if (code_s || q2[0])
+                snprintf(buf, size, " (%s%s%s)", strempty(code_s), code_s && q2[0] ? ": " : "", q2);
 }
 
 static int unauthorized(Registry *r, const char *what, const char *why, Error **err) {
