@@ -331,18 +331,14 @@ int registry_auth_store(const char *auth_file, const char *registry, const char 
         return 0;
 }
 
-int registry_auth_remove(const char *auth_file, const char *registry, char **ret_path, Error **err) {
-        _cleanup_free_ char *path = NULL;
-        int r = write_path(auth_file, &path);
-        if (r < 0)
-                return error_set(err, r, r == -ENOENT ? "no auth file: set $HOME, $XDG_RUNTIME_DIR or use --authfile"
-                                                      : "out of memory");
+/* Removes the keys of registry (NULL: all) from the file at path: 1 when
+ * there were some, 0 when not. */
+static int remove_from(const char *path, const char *registry, Error **err) {
         if (access(path, F_OK) < 0 && errno == ENOENT)
-                goto none;
-
+                return 0;
         _cleanup_json_ struct json_object *root = NULL;
         struct json_object *auths;
-        r = load_for_update(path, &root, &auths, err);
+        int r = load_for_update(path, &root, &auths, err);
         if (r < 0)
                 return r;
         _cleanup_strv_free_ char **keys = NULL;
@@ -352,17 +348,21 @@ int registry_auth_remove(const char *auth_file, const char *registry, char **ret
                         return error_set(err, -ENOMEM, "out of memory");
         }
         if (!keys)
-                goto none;
+                return 0;
         STRV_FOREACH(k, keys)
                 json_object_object_del(auths, *k);
         r = save(path, root, err);
+        return r < 0 ? r : 1;
+}
+
+int registry_auth_remove(const char *auth_file, const char *registry, char **ret_path, Error **err) {
+        _cleanup_free_ char *path = NULL;
+        int r = write_path(auth_file, &path);
         if (r < 0)
-                return r;
-        if (ret_path)
+                return error_set(err, r, r == -ENOENT ? "no auth file: set $HOME, $XDG_RUNTIME_DIR or use --authfile"
+                                                      : "out of memory");
+        r = remove_from(path, registry, err);
+        if (r >= 0 && ret_path)
                 *ret_path = TAKE_PTR(path);
-        return 1;
-none:
-        if (ret_path)
-                *ret_path = TAKE_PTR(path);
-        return 0;
+        return r;
 }
