@@ -115,7 +115,7 @@ static bool tag_is_valid(const char *s) {
 bool image_reference_is_remote(const char *s) {
         if (startswith(s, DOCKER_TRANSPORT))
                 return true;
-        const char *slash = strchr(s, '/');
+        const char *slash = memchr(s, '/', strcspn(s, "@"));
         return slash && component_is_host(s, slash - s);
 }
 
@@ -123,7 +123,8 @@ int image_reference_parse(const char *s, ImageReference *ret, Error **err) {
         char q[VALUE_QUOTED_MAX];
         const char *name = startswith(s, DOCKER_TRANSPORT) ?: s;
 
-        const char *slash = strchr(name, '/');
+        /* the registry is the first component of the name, before any '@' */
+        const char *slash = memchr(name, '/', strcspn(name, "@"));
         if (!slash || !component_is_host(name, slash - name)) {
                 /* What the user typed is shown as typed when it looks like a
                  * name, quoted when it may hold anything. */

@@ -16,7 +16,6 @@
 #include "image/registry.h"
 
 #define REDIRECTS_MAX 8
-#define CONNECT_TIMEOUT_S 30L
 #define STALL_TIMEOUT_S 30L
 #define ERROR_BODY_MAX (64U << 10)  /* what is kept of an error answer, for its message */
 #define TOKEN_ANSWER_MAX (1U << 20)
@@ -348,7 +347,8 @@ static void set_common(Registry *r, CURL *h, Transfer *t, const char *url, char 
         curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
         curl_easy_setopt(h, CURLOPT_USERAGENT, "sdpod/" SDPOD_VERSION);
         curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 0L); /* redirects are ours to check */
-        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT_S);
+        /* a TLS handshake that stalls is a stall too */
+        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, r->stall_timeout);
         curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
         curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, r->stall_timeout);
         curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, header_cb);
@@ -617,7 +617,8 @@ static int fetch_token(Registry *r, const AuthChallenge *c, const char *what, Er
                                  "registry only)",
                                  what, value_quote(c->realm, q));
 
-        CURL *h = handle_get(r);
+        /* a handle of its own: the pool's lock is r->lock, which the caller holds */
+        CURL *h = curl_easy_init();
         if (!h)
                 return error_set(err, -ENOMEM, "out of memory");
         _cleanup_(curl_url_cleanupp) CURLU *u = curl_url();
@@ -639,7 +640,7 @@ static int fetch_token(Registry *r, const AuthChallenge *c, const char *what, Er
                  curl_url_get(u, CURLUPART_URL, &url, 0) != CURLUE_OK)
                 ret = error_set(err, -ENOMEM, "out of memory");
         if (ret < 0) {
-                handle_put(r, h);
+                curl_easy_cleanup(h);
                 return ret;
         }
 
@@ -654,7 +655,7 @@ static int fetch_token(Registry *r, const AuthChallenge *c, const char *what, Er
                 curl_easy_setopt(h, CURLOPT_PASSWORD, r->password);
         }
         CURLcode cc = curl_easy_perform(h);
-        handle_put(r, h);
+        curl_easy_cleanup(h);
         if (cc != CURLE_OK) {
                 ret = curl_failure(r, &t, cc, url, errbuf, what, err);
                 error_prefix(err, "token server");

@@ -21,8 +21,9 @@
  * plain http when the TLS handshake fails, as the containers tools do; the
  * first answer fixes the scheme for the Registry's life.
  *
- * Transfers fail when no byte arrived for 30 s ($SDPOD_REGISTRY_STALL_TIMEOUT
- * seconds, for tests) or a connection took more than 30 s to open. */
+ * Transfers fail when no byte arrived for 30 s, or a connection (TLS
+ * handshake included) took more than 30 s to open; $SDPOD_REGISTRY_STALL_TIMEOUT
+ * seconds instead of 30, for tests. */
 
 #include <stdbool.h>
 #include <stddef.h>

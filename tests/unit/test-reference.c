@@ -64,6 +64,7 @@ int main(void) {
         refuse("localhost/a:", "invalid tag");
         refuse("localhost/a:.x", "invalid tag");
         refuse("localhost/a:x/y", "invalid repository");
+        refuse("x:1@sha256:a/b", "x:1@sha256:a/b: name the registry");
         refuse("localhost/a@sha256:abc", "invalid digest");
         refuse("localhost/a@sha512:" "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", "invalid digest");
         char tag[200] = "localhost/a:";
