@@ -131,8 +131,28 @@ assert_eq "four parallel downloads, each whole" 4 "$(grep -c "^$LAYER $LAYER $LA
 assert_exit 2 "$RC" --tls-verify=false blob "$PLAIN/test/busybox" "sha256:$(printf '%064d' 0)"
 assert_contains "unknown blob named" "$ERR" "blob sha256:$(printf '%064d' 0)"
 
-# A stalled registry fails the transfer after the stall timeout.
+# registry_get_url, for signature lookaside stores: http, file, 404.
+assert_exit 0 "$RC" --tls-verify=false url "$PLAIN/test/busybox" "http://$PLAIN/v2/"
+assert_eq "a URL's body" "{}" "$OUT"
+assert_exit 2 "$RC" --tls-verify=false url "$PLAIN/test/busybox" "http://$PLAIN/nothing/here"
+printf 'lookaside\n' >"$T/sig"
+assert_exit 0 "$RC" --tls-verify=false url "$PLAIN/test/busybox" "file://$T/sig"
+assert_eq "a file URL" lookaside "$OUT"
+assert_exit 2 "$RC" --tls-verify=false url "$PLAIN/test/busybox" "file://$T/no-such-sig"
+assert_exit 27 "$RC" --tls-verify=false url "$PLAIN/test/busybox" "file://$T/layer" 1000
+assert_exit 22 "$RC" --tls-verify=false url "$PLAIN/test/busybox" "ftp://$PLAIN/x"
+
+# A stalled registry fails the transfer after the stall timeout; SIGINT
+# (the interrupted() callback) stops one at once.
 kill -STOP "$(cat "$T/plain.pid")"
+"$RC" --tls-verify=false blob "$PLAIN/test/busybox" "$LAYER" >/dev/null 2>"$T/interrupted.err" &
+client=$!
+sleep 1
+kill -INT "$client"
+rc=0
+wait "$client" || rc=$?
+assert_eq "interrupted: ECANCELED" 125 "$rc"
+assert_contains "interrupted, said so" "$(cat "$T/interrupted.err")" "interrupted"
 SECONDS=0
 assert_exit 110 env SDPOD_REGISTRY_STALL_TIMEOUT=2 "$RC" --tls-verify=false blob "$PLAIN/test/busybox" "$LAYER"
 assert_contains "stall named" "$ERR" "timed out"
