@@ -86,7 +86,7 @@ static bool repository_component_is_valid(const char *s, size_t n) {
         return true;
 }
 
-static bool repository_is_valid(const char *s) {
+bool image_repository_is_valid(const char *s) {
         if (*s == '\0')
                 return false;
         for (;;) {
@@ -99,7 +99,7 @@ static bool repository_is_valid(const char *s) {
         }
 }
 
-static bool tag_is_valid(const char *s) {
+bool image_tag_is_valid(const char *s) {
         size_t n = strlen(s);
         if (n == 0 || n > IMAGE_REFERENCE_TAG_MAX)
                 return false;
@@ -154,7 +154,7 @@ int image_reference_parse(const char *s, ImageReference *ret, Error **err) {
         value_quote(s, q);
         if (!image_registry_is_valid(registry))
                 return error_set(err, -EINVAL, "%s: invalid registry (expected HOST or HOST:PORT)", q);
-        if (!repository_is_valid(repository)) {
+        if (!image_repository_is_valid(repository)) {
                 bool upper = false;
                 for (const char *p = repository; *p; p++)
                         upper = upper || (*p >= 'A' && *p <= 'Z');
@@ -165,7 +165,7 @@ int image_reference_parse(const char *s, ImageReference *ret, Error **err) {
         }
         if (strlen(registry) + 1 + strlen(repository) > IMAGE_REFERENCE_NAME_MAX)
                 return error_set(err, -EINVAL, "%s: name longer than %d characters", q, IMAGE_REFERENCE_NAME_MAX);
-        if (tag && !tag_is_valid(tag))
+        if (tag && !image_tag_is_valid(tag))
                 return error_set(err, -EINVAL, "%s: invalid tag (at most %d of [A-Za-z0-9_.-], not starting with '.' or '-')",
                                  q, IMAGE_REFERENCE_TAG_MAX);
         if (digest && !digest_is_valid(digest))

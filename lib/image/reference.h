@@ -40,3 +40,7 @@ bool image_reference_is_remote(const char *s);
 /* Whether s is a registry as a reference names it: "host", "host:port",
  * "[v6]:port". For login/logout's argument. */
 bool image_registry_is_valid(const char *s);
+/* A repository ("library/busybox") and a tag, as the distribution spec
+ * allows them. */
+bool image_repository_is_valid(const char *s);
+bool image_tag_is_valid(const char *s);

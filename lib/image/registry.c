@@ -825,8 +825,12 @@ int registry_open(const ImageReference *ref, const RegistryOptions *opts, Regist
         pthread_once(&curl_once, curl_init_once);
         if (curl_init_result != CURLE_OK)
                 return error_set(err, -EIO, "curl_global_init: %s", curl_easy_strerror(curl_init_result));
+        char q[VALUE_QUOTED_MAX];
         if (!ref->registry || !image_registry_is_valid(ref->registry))
-                return error_set(err, -EINVAL, "invalid registry");
+                return error_set(err, -EINVAL, "%s: invalid registry", value_quote(strempty(ref->registry), q));
+        /* both go into URLs */
+        if (ref->repository && !image_repository_is_valid(ref->repository))
+                return error_set(err, -EINVAL, "%s: invalid repository", value_quote(ref->repository, q));
 
         Registry *r = calloc(1, sizeof(*r));
         if (!r)
@@ -943,9 +947,12 @@ int registry_get_manifest(Registry *r, const char *reference, bool head, char **
                 return error_set(err, -EINVAL, "%s: no repository", r->registry);
         bool by_digest = digest_is_valid(reference);
         char what[512];
+        if (!by_digest && !image_tag_is_valid(reference)) {
+                char q[VALUE_QUOTED_MAX];
+                return error_set(err, -EINVAL, "%s: %s is neither a tag nor a sha256 digest", r->name,
+                                 value_quote(reference, q));
+        }
         snprintf(what, sizeof(what), "%s%s%s", r->name, by_digest ? "@" : ":", reference);
-        if (!by_digest && strchr(reference, '/'))
-                return error_set(err, -EINVAL, "%s: invalid reference", what);
 
         _cleanup_free_ char *path = NULL;
         if (asprintf(&path, "%s/manifests/%s", r->repository, reference) < 0)
