@@ -82,8 +82,14 @@ openssl req -newkey rsa:2048 -nodes -keyout "$T/server.key" -out "$T/server.csr"
 printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >"$T/san.ext"
 openssl x509 -req -in "$T/server.csr" -CA "$T/ca.crt" -CAkey "$T/ca.key" -CAcreateserial \
 	-out "$T/server.crt" -days 2 -extfile "$T/san.ext" 2>/dev/null
-mkdir -p "$T/certs"
+mkdir -p "$T/certs" "$T/certs-no-client"
 cp "$T/ca.crt" "$T/certs/test-ca.crt"
+cp "$T/ca.crt" "$T/certs-no-client/test-ca.crt"
+# a client certificate, which the HTTPS registry asks for
+openssl req -newkey rsa:2048 -nodes -keyout "$T/certs/client.key" -out "$T/client.csr" -subj /CN=sdpod-test-client \
+	2>/dev/null
+openssl x509 -req -in "$T/client.csr" -CA "$T/ca.crt" -CAkey "$T/ca.key" -CAcreateserial \
+	-out "$T/certs/client.cert" -days 2 2>/dev/null
 htpasswd -nbB alice s3cret >"$T/htpasswd"
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/token.key" -out "$T/token.crt" -days 2 \
 	-subj /CN=sdpod-test-token 2>/dev/null
@@ -171,11 +177,13 @@ assert_exit 3 "$SDPOD" logout "$PLAIN"
 stop_registry plain
 
 # ---------------------------------------------------------------------------
-# HTTPS with a test CA, htpasswd Basic auth.
+# HTTPS with a test CA, a client certificate, htpasswd Basic auth.
 # ---------------------------------------------------------------------------
 start_registry basic "  tls:
     certificate: $T/server.crt
-    key: $T/server.key" "auth:
+    key: $T/server.key
+    clientcas:
+      - $T/ca.crt" "auth:
   htpasswd:
     realm: sdpod-test
     path: $T/htpasswd"
@@ -185,6 +193,9 @@ printf '{"auths": {"other.example": {"auth": "dTpw"}}, "credHelpers": {"x.exampl
 
 assert_exit 1 "$SDPOD" login --authfile="$AUTH" --username=alice --password-stdin "$BASIC" <<<"s3cret"
 assert_contains "unknown CA: TLS failure" "$ERR" "TLS with https://$BASIC/v2/ failed"
+assert_exit 1 "$SDPOD" login --authfile="$AUTH" --cert-dir="$T/certs-no-client" --username=alice --password-stdin \
+	"$BASIC" <<<"s3cret"
+assert_contains "no client certificate: refused" "$ERR" "$BASIC"
 assert_exit 1 "$SDPOD" login --authfile="$AUTH" --cert-dir="$T/certs" --username=alice --password-stdin "$BASIC" <<<"wrong"
 assert_contains "wrong password: unauthorized" "$ERR" "unauthorized"
 check "nothing stored for a wrong password" test "$(jq -r --arg r "$BASIC" '.auths[$r]' "$AUTH")" = null
@@ -200,7 +211,7 @@ assert_contains "a pull with the stored credentials" "$OUT" "digest $MANIFEST_DI
 REGISTRY_AUTH_FILE=$AUTH assert_exit 0 "$RC" --cert-dir="$T/certs" ping "$BASIC"
 assert_exit 13 "$RC" --cert-dir="$T/certs" manifest "$BASIC/test/busybox"
 assert_contains "no credentials: how to log in" "$ERR" "run 'sdpod login $BASIC'"
-"$RC" --tls-verify=false --creds=alice:s3cret blob "$BASIC/test/busybox" "$LAYER" >"$T/layer.basic" 2>/dev/null || true
+"$RC" --tls-verify=false --cert-dir="$T/certs" --creds=alice:s3cret blob "$BASIC/test/busybox" "$LAYER" >"$T/layer.basic" 2>/dev/null || true
 check "a blob with Basic credentials" cmp -s "$T/layer" "$T/layer.basic"
 assert_exit 0 "$SDPOD" logout --authfile="$AUTH" --all
 assert_eq "logout --all" "{}" "$(jq -c .auths "$AUTH")"
