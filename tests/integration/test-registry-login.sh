@@ -35,8 +35,8 @@ free_port() {
 # start_registry NAME EXTRA-YAML: a docker-registry on a free port serving
 # $T/storage; sets PORT. The YAML is appended to the http: and auth: parts.
 start_registry() {
-	local name=$1 http_extra=$2 auth_extra=$3 try
-	for try in 1 2 3; do
+	local name=$1 http_extra=$2 auth_extra=$3
+	for _ in 1 2 3; do
 		PORT=$(free_port)
 		cat >"$T/$name.yml" <<-YAML
 		version: 0.1
@@ -74,6 +74,7 @@ stop_registry() {
 # ---------------------------------------------------------------------------
 # Fixtures: an image, a CA, a server certificate, htpasswd, a token key.
 # ---------------------------------------------------------------------------
+# shellcheck source=images/images.sh
 . "$IMAGES_SH"
 busybox_layout
 openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/ca.key" -out "$T/ca.crt" -days 2 \

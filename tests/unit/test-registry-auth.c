@@ -5,6 +5,7 @@
 #include "basic/fs.h"
 #include "image/auth-challenge.h"
 #include "image/registry-auth.h"
+#include "image/registry-config.h"
 #include "tests.h"
 
 static char tmpdir[] = "/tmp/test-registry-auth-XXXXXX";
@@ -229,12 +230,72 @@ static void test_auth_files(void) {
         lookup(NULL, "r.example", 1, "c", "c");
 }
 
+static void test_config(void) {
+        char path[PATH_MAX + 64], dir[PATH_MAX];
+        Error *err = NULL;
+        bool insecure = true;
+
+        snprintf(path, sizeof(path), "%s/registries.json", tmpdir);
+        setenv("SDPOD_REGISTRIES_CONFIG", path, 1);
+        ASSERT_EQ_INT(registry_config_insecure("r.example", &insecure, &err), 0); /* missing: secure */
+        ASSERT(!insecure);
+        write_text(path, "{\"registries\": {\"r.example:5000\": {\"insecure\": true}, \"s.example\": {}}, \"x\": 1}");
+        ASSERT_EQ_INT(registry_config_insecure("r.example:5000", &insecure, &err), 0);
+        ASSERT(insecure);
+        ASSERT_EQ_INT(registry_config_insecure("r.example", &insecure, &err), 0);
+        ASSERT(!insecure);
+        ASSERT_EQ_INT(registry_config_insecure("s.example", &insecure, &err), 0);
+        ASSERT(!insecure);
+        static const char *const bad[] = { "nope", "[]", "{\"registries\": []}",
+                                           "{\"registries\": {\"r.example\": {\"insecure\": \"yes\"}}}",
+                                           "{\"registries\": {\"r.example\": true}}" };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                write_text(path, bad[i]);
+                ASSERT(registry_config_insecure("r.example", &insecure, &err) < 0);
+                ASSERT_CONTAINS(err->msg, path);
+                error_free(err);
+                err = NULL;
+        }
+        unsetenv("SDPOD_REGISTRIES_CONFIG");
+
+        /* a certificate directory: every *.crt in name order, a client pair */
+        RegistryCerts c = {};
+        snprintf(dir, sizeof(dir), "%s/certs", tmpdir);
+        ASSERT(registry_certs_load(dir, "r.example", &c, &err) < 0); /* --cert-dir must exist */
+        error_free(err);
+        err = NULL;
+        ASSERT_EQ_INT(mkdir_p(dir, 0755), 0);
+        snprintf(path, sizeof(path), "%s/b.crt", dir);
+        write_text(path, "B");
+        snprintf(path, sizeof(path), "%s/a.crt", dir);
+        write_text(path, "A\n");
+        snprintf(path, sizeof(path), "%s/ignored.pem", dir);
+        write_text(path, "X");
+        ASSERT_EQ_INT(registry_certs_load(dir, "r.example", &c, &err), 0);
+        ASSERT_STREQ(c.dir, dir);
+        ASSERT_STREQ(c.ca_pem, "A\n\nB\n");
+        ASSERT(!c.client_cert && !c.client_key);
+        registry_certs_done(&c);
+        snprintf(path, sizeof(path), "%s/client.cert", dir);
+        write_text(path, "C");
+        ASSERT(registry_certs_load(dir, "r.example", &c, &err) < 0); /* client.key missing */
+        ASSERT_CONTAINS(err->msg, "client.key");
+        error_free(err);
+        err = NULL;
+        snprintf(path, sizeof(path), "%s/client.key", dir);
+        write_text(path, "K");
+        ASSERT_EQ_INT(registry_certs_load(dir, "r.example", &c, &err), 0);
+        ASSERT(endswith(c.client_cert, "/client.cert") && endswith(c.client_key, "/client.key"));
+        registry_certs_done(&c);
+}
+
 int main(void) {
         ASSERT(mkdtemp(tmpdir));
         test_cleanup = cleanup;
         test_base64();
         test_challenge();
         test_auth_files();
+        test_config();
         cleanup();
         puts("test-registry-auth: ok");
         return 0;
