@@ -43,6 +43,7 @@ struct Registry {
         char *ca_blob;     /* the system's CAs and the certs.d ones, PEM; NULL: curl's default */
         size_t ca_blob_size;
         char *username, *password;
+        bool explicit_credentials; /* given by the caller, not from an auth file */
         int (*interrupted)(void);
         long stall_timeout;
 
@@ -600,9 +601,17 @@ static void error_detail(const Transfer *t, char *buf, size_t size) {
                 snprintf(buf, size, " (%s%s%s)", strempty(code_s), code_s && q2[0] ? ": " : "", q2);
 }
 
+/* The message says what to do: credentials given on the command line are
+ * the user's to check; none, or stored ones, are login's to fix. */
 static int unauthorized(Registry *r, const char *what, const char *why, Error **err) {
-        return error_set(err, -EACCES, "%s: unauthorized: %s; run 'sdpod login %s'%s", what, why, r->registry,
-                         r->username ? " with the right credentials" : "");
+        char q[VALUE_QUOTED_MAX];
+        if (r->explicit_credentials)
+                return error_set(err, -EACCES, "%s: unauthorized: %s (user %s)", what, why,
+                                 value_quote(r->username, q));
+        if (r->username)
+                return error_set(err, -EACCES, "%s: unauthorized: %s (user %s, stored); run 'sdpod login %s'", what, why,
+                                 value_quote(r->username, q), r->registry);
+        return error_set(err, -EACCES, "%s: unauthorized: %s; run 'sdpod login %s'", what, why, r->registry);
 }
 
 /* A token from the realm of a Bearer challenge. Called with r->lock held. */
@@ -874,6 +883,7 @@ int registry_open(const ImageReference *ref, const RegistryOptions *opts, Regist
         if (k >= 0 && opts->username) {
                 r->username = strdup(opts->username);
                 r->password = strdup(strempty(opts->password));
+                r->explicit_credentials = true;
                 if (!r->username || !r->password)
                         k = error_set(err, -ENOMEM, "out of memory");
         } else if (k >= 0) {
