@@ -88,6 +88,7 @@ typedef struct Transfer {
         size_t size;
         bool body_too_big;
         bool started;        /* the first byte of a 2xx body arrived */
+        uint64_t skip;       /* bytes of a 200 answer to a Range request still to drop */
         int64_t data_start;  /* where the sink's data starts */
         int sink_error;
         bool interrupted;
@@ -105,6 +106,7 @@ static void transfer_reset_answer(Transfer *t) {
         t->status = 0;
         t->header_too_long = t->body_too_big = t->started = t->bad_range = false;
         t->data_start = 0;
+        t->skip = 0;
 }
 
 static void transfer_done(Transfer *t) {
@@ -193,6 +195,8 @@ static bool buffer_append(char **buf, size_t *size, const char *data, size_t n) 
         return true;
 }
 
+static size_t write_body(Transfer *t, const char *data, size_t n);
+
 static size_t write_cb(char *data, size_t size, size_t nmemb, void *userdata) {
         Transfer *t = userdata;
         size_t n = size * nmemb;
@@ -211,9 +215,27 @@ static size_t write_cb(char *data, size_t size, size_t nmemb, void *userdata) {
                                 return 0;
                         }
                         t->data_start = start;
-                } else
-                        t->data_start = 0;
+                } else {
+                        /* Range ignored: the bytes the caller has are skipped,
+                         * so that the sink still sees the blob from offset */
+                        t->skip = t->offset;
+                        t->data_start = (int64_t) t->offset;
+                }
         }
+        if (t->skip > 0) {
+                size_t k = (size_t) MIN((uint64_t) n, t->skip);
+                t->skip -= k;
+                data += k;
+                if (k == n)
+                        return n;
+                size_t rest = n - k;
+                size_t done = write_body(t, data, rest);
+                return done == rest ? n : 0;
+        }
+        return write_body(t, data, n);
+}
+
+static size_t write_body(Transfer *t, const char *data, size_t n) {
         switch (t->mode) {
         case BODY_DISCARD:
                 return n;

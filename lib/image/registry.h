@@ -71,11 +71,13 @@ int registry_get_manifest(Registry *r, const char *reference, bool head, char **
 
 /* Streams blob DIGEST from byte offset (Range when offset > 0) into sink,
  * following redirects (credentials never sent to another host). Returns >= 0:
- * the offset the data starts at (offset, or 0 when the server ignored Range:
- * the sink must restart). A sink's negative return stops the transfer with
- * that error (the message then only says which blob; a sink with a message of
- * its own keeps it in userdata). The blob's digest and size are the caller's
- * to check. Safe to call from several threads at once on one Registry. */
+ * the offset the data starts at, which is always offset: a server that
+ * ignores Range sends the whole blob, and its first offset bytes are dropped
+ * here, so the sink never has to restart. A sink's negative return stops the
+ * transfer with that error (the message then only says which blob; a sink
+ * with a message of its own keeps it in userdata). The blob's digest and size
+ * are the caller's to check. Safe to call from several threads at once on
+ * one Registry. */
 typedef int (*RegistrySink)(const void *data, size_t size, void *userdata);
 int64_t registry_get_blob(Registry *r, const char *digest, uint64_t offset, RegistrySink sink, void *userdata,
                           Error **err);

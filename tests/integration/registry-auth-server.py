@@ -13,7 +13,8 @@
       A fake registry (Basic auth) whose blobs redirect to a second server
       on another port ("storage"), which writes to LOGFILE whether the
       redirected request carried an Authorization header. Blob
-      sha256:00..01 redirects there, sha256:00..02 to a file:// URL.
+      sha256:00..01 redirects there, sha256:00..02 to a file:// URL;
+      sha256:00..03 is "0123456789", whatever Range asks for.
 
 Both listen on 127.0.0.1, on ports the kernel picks, written to PORTFILE
 once they listen ("PORT" or "REGISTRY-PORT STORAGE-PORT"). Signing uses the
@@ -122,6 +123,9 @@ def serve_redirect(portfile, logfile, userpass):
                 return self.answer(307, b"", [("Location", "http://127.0.0.1:%d/storage/blob" % storage_port)])
             if self.path.endswith("/blobs/sha256:" + "0" * 63 + "2"):
                 return self.answer(302, b"", [("Location", "file:///etc/passwd")])
+            if self.path.endswith("/blobs/sha256:" + "0" * 63 + "3"):
+                # whatever Range asked for: the whole blob
+                return self.answer(200, b"0123456789")
             self.answer(404)
 
     registry = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Registry)

@@ -257,3 +257,8 @@ assert_eq "the storage's bytes" "hello from storage" "$OUT"
 assert_eq "no Authorization sent to the storage" "storage authorization=no" "$(cat "$T/storage.log")"
 assert_exit 74 "$RC" --tls-verify=false --creds=alice:s3cret blob "$FAKE/probe" "sha256:$(printf '%063d2' 0)"
 assert_contains "a redirect to file:// is refused" "$ERR" "not an http(s) URL"
+# A server that ignores Range: the sink still gets the blob from the offset.
+"$RC" --tls-verify=false --creds=alice:s3cret blob "$FAKE/probe" "sha256:$(printf '%063d3' 0)" 4 \
+	>"$T/norange" 2>"$T/norange.err" || true
+assert_eq "Range ignored: the rest of the blob" 456789 "$(cat "$T/norange")"
+assert_contains "Range ignored: still from the offset" "$(cat "$T/norange.err")" "start 4"
