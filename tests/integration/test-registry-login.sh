@@ -214,6 +214,15 @@ assert_exit 13 "$RC" --cert-dir="$T/certs" manifest "$BASIC/test/busybox"
 assert_contains "no credentials: how to log in" "$ERR" "run 'sdpod login $BASIC'"
 "$RC" --tls-verify=false --cert-dir="$T/certs" --creds=alice:s3cret blob "$BASIC/test/busybox" "$LAYER" >"$T/layer.basic" 2>/dev/null || true
 check "a blob with Basic credentials" cmp -s "$T/layer" "$T/layer.basic"
+# At a terminal: asked for, the password without echo; Ctrl-C at the prompt.
+SESSION=$LIB_DIR/pty-session.py
+out=$(/usr/bin/python3 "$SESSION" --timeout=20 expect:Username: 'send:alice\r' expect:Password: 'send:s3cret\r' \
+	expect:succeeded -- "$SDPOD" login --authfile="$AUTH" --cert-dir="$T/certs" "$BASIC" 2>&1) || true
+assert_contains "login at a terminal" "$out" "EXIT=0"
+assert_not_contains "the password is not echoed" "$out" "s3cret"
+out=$(/usr/bin/python3 "$SESSION" --timeout=20 expect:Password: 'send:\x03' -- \
+	"$SDPOD" login --authfile="$AUTH" --username=alice "$BASIC" 2>&1) || true
+assert_contains "Ctrl-C at the password prompt" "$out" "EXIT=130"
 assert_exit 0 "$SDPOD" logout --authfile="$AUTH" --all
 assert_eq "logout --all" "{}" "$(jq -c .auths "$AUTH")"
 assert_eq "logout keeps unknown keys" "pass" "$(jq -r '.credHelpers["x.example"]' "$AUTH")"
