@@ -172,8 +172,13 @@ int image_reference_parse(const char *s, ImageReference *ret, Error **err) {
                 return error_set(err, -EINVAL, "%s: invalid digest (expected sha256: and 64 lower-case hex digits)", q);
 
         ImageReference r = {};
-        r.registry = strdup(registry);
-        r.repository = strdup(repository);
+        bool hub = streq(registry, DOCKER_HUB) || streq(registry, "index.docker.io");
+        r.registry = strdup(hub ? DOCKER_HUB : registry);
+        if (hub && !strchr(repository, '/')) {
+                if (asprintf(&r.repository, "library/%s", repository) < 0)
+                        r.repository = NULL;
+        } else
+                r.repository = strdup(repository);
         if (digest)
                 r.digest = strdup(digest);
         else

@@ -18,12 +18,19 @@ typedef struct ImageReference {
         char *digest;     /* "sha256:..." or NULL */
 } ImageReference;
 
+/* Docker Hub: references name it docker.io (index.docker.io is taken for
+ * it), a one-component repository there is library/NAME, and its API is
+ * served by registry-1.docker.io. */
+#define DOCKER_HUB "docker.io"
+#define DOCKER_HUB_ENDPOINT "registry-1.docker.io"
+
 #define IMAGE_REFERENCE_NAME_MAX 255 /* REGISTRY/REPOSITORY, as the distribution spec bounds it */
 #define IMAGE_REFERENCE_TAG_MAX 128
 
 /* Parses s. No tag and no digest: tag "latest". A tag and a digest
  * ("NAME:TAG@sha256:HEX"): the digest wins and the tag is dropped, as it
- * only named what the digest pins. No registry: -EINVAL, "S: name the
+ * only named what the digest pins. Docker Hub names are normalized:
+ * "index.docker.io/busybox" is "docker.io/library/busybox". No registry: -EINVAL, "S: name the
  * registry, e.g. REGISTRY/S". ret is untouched on failure. */
 int image_reference_parse(const char *s, ImageReference *ret, Error **err);
 void image_reference_done(ImageReference *r);

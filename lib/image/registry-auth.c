@@ -87,12 +87,20 @@ int base64_decode(const char *s, size_t n, char **ret, size_t *ret_size) {
 /* An "auths" key names a registry as login wrote it ("host:port"), or as
  * docker's older clients did ("https://host/v1/"); a key with a path but no
  * scheme names one repository of it, which a whole-registry lookup skips. */
+static bool host_matches(const char *host, size_t n, const char *registry) {
+        if (n == strlen(registry) && strncmp(host, registry, n) == 0)
+                return true;
+        /* docker's own key for Docker Hub is https://index.docker.io/v1/ */
+        return streq(registry, "docker.io") && ((n == strlen("index.docker.io") && strncmp(host, "index.docker.io", n) == 0) ||
+                                                (n == strlen("registry-1.docker.io") &&
+                                                 strncmp(host, "registry-1.docker.io", n) == 0));
+}
+
 static bool auth_key_matches(const char *key, const char *registry) {
         const char *host = startswith(key, "https://") ?: startswith(key, "http://");
         if (!host)
-                return streq(key, registry);
-        size_t n = strcspn(host, "/");
-        return n == strlen(registry) && strncmp(host, registry, n) == 0;
+                return host_matches(key, strlen(key), registry);
+        return host_matches(host, strcspn(host, "/"), registry);
 }
 
 static int entry_credentials(struct json_object *entry, const char *what, const char *key, char **ret_user,

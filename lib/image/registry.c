@@ -34,7 +34,8 @@ static const char accept_manifests[] =
         MEDIA_TYPE_DOCKER_MANIFEST_LIST;
 
 struct Registry {
-        char *registry;    /* host[:port] */
+        char *registry;    /* host[:port], as references name it */
+        char *endpoint;    /* host[:port] of its API: the same but for Docker Hub */
         char *repository;  /* NULL: only ping */
         char *name;        /* "registry/repository" (or the registry): what messages name */
         bool tls_verify;
@@ -345,7 +346,7 @@ static int url_origin(const char *url, char **ret_scheme, char **ret_host, long 
 static bool url_is_registry(Registry *r, const char *scheme, const char *url) {
         _cleanup_free_ char *base = NULL, *s1 = NULL, *h1 = NULL, *s2 = NULL, *h2 = NULL;
         long p1, p2;
-        if (asprintf(&base, "%s://%s/", scheme, r->registry) < 0 || url_origin(base, &s1, &h1, &p1) < 0 ||
+        if (asprintf(&base, "%s://%s/", scheme, r->endpoint) < 0 || url_origin(base, &s1, &h1, &p1) < 0 ||
             url_origin(url, &s2, &h2, &p2) < 0)
                 return false;
         return strcasecmp(s1, s2) == 0 && strcasecmp(h1, h2) == 0 && p1 == p2;
@@ -479,7 +480,7 @@ static int request_once(Registry *r, const Request *q, Transfer *t, bool *ret_or
                 scheme = "https";
 
         _cleanup_free_ char *url = NULL;
-        if (asprintf(&url, "%s://%s/v2/%s", scheme, r->registry, q->path) < 0)
+        if (asprintf(&url, "%s://%s/v2/%s", scheme, r->endpoint, q->path) < 0)
                 return error_set(err, -ENOMEM, "out of memory");
 
         CURL *h = handle_get(r);
@@ -529,7 +530,7 @@ static int request_once(Registry *r, const Request *q, Transfer *t, bool *ret_or
                         scheme = "http";
                         free(url);
                         url = NULL;
-                        if (asprintf(&url, "http://%s/v2/%s", r->registry, q->path) < 0) {
+                        if (asprintf(&url, "http://%s/v2/%s", r->endpoint, q->path) < 0) {
                                 ret = error_set(err, -ENOMEM, "out of memory");
                                 break;
                         }
@@ -881,13 +882,15 @@ int registry_open(const ImageReference *ref, const RegistryOptions *opts, Regist
         }
         int k = 0;
         r->registry = strdup(ref->registry);
+        /* Docker Hub is named docker.io; its API is served elsewhere */
+        r->endpoint = strdup(streq(ref->registry, DOCKER_HUB) ? DOCKER_HUB_ENDPOINT : ref->registry);
         if (ref->repository) {
                 r->repository = strdup(ref->repository);
                 if (asprintf(&r->name, "%s/%s", ref->registry, ref->repository) < 0)
                         r->name = NULL;
         } else
                 r->name = strdup(ref->registry);
-        if (!r->registry || !r->name || (ref->repository && !r->repository))
+        if (!r->registry || !r->endpoint || !r->name || (ref->repository && !r->repository))
                 k = error_set(err, -ENOMEM, "out of memory");
 
         bool insecure = false;
@@ -931,6 +934,7 @@ void registry_free(Registry *r) {
         if (r->token)
                 explicit_bzero(r->token, strlen(r->token));
         free(r->registry);
+        free(r->endpoint);
         free(r->repository);
         free(r->name);
         registry_certs_done(&r->certs);

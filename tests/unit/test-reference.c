@@ -40,6 +40,11 @@ int main(void) {
         check("reg.example:443/x:t@" D, "reg.example:443", "x", NULL, D, "reg.example:443/x@" D);
         check("[::1]:5000/a-b__c.d:v1.0_rc-2", "[::1]:5000", "a-b__c.d", "v1.0_rc-2", NULL, "[::1]:5000/a-b__c.d:v1.0_rc-2");
         check("host.example/a--b", "host.example", "a--b", "latest", NULL, "host.example/a--b:latest");
+        check("docker.io/busybox", "docker.io", "library/busybox", "latest", NULL, "docker.io/library/busybox:latest");
+        check("index.docker.io/busybox:1.36", "docker.io", "library/busybox", "1.36", NULL,
+              "docker.io/library/busybox:1.36");
+        check("docker://docker.io/grafana/grafana", "docker.io", "grafana/grafana", "latest", NULL,
+              "docker.io/grafana/grafana:latest");
         check("Example.COM/x", "Example.COM", "x", "latest", NULL, "Example.COM/x:latest");
 
         /* no registry: never guessed */

@@ -176,6 +176,11 @@ static void test_auth_files(void) {
         ASSERT(registry_auth_store(path, "r.example", "a:b", "p", NULL, &err) < 0);
         error_free(err);
         err = NULL;
+        /* docker's key for Docker Hub */
+        write_text(path, "{\"auths\": {\"https://index.docker.io/v1/\": {\"auth\": \"aHViOmh1Yg==\"}}}");
+        lookup(path, "docker.io", 1, "hub", "hub");
+        lookup(path, "index.docker.io", 1, "hub", "hub");
+        lookup(path, "io", 0, NULL, NULL);
         /* entries of credential helpers or identity tokens are not ours */
         write_text(path, "{\"auths\": {\"r.example\": {\"identitytoken\": \"x\"}}}");
         lookup(path, "r.example", 0, NULL, NULL);
