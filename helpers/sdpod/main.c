@@ -11,6 +11,8 @@ static const char usage[] =
         "\n"
         "Commands:\n"
         "  image         import, list, inspect, remove and garbage-collect images\n"
+        "  login         check and store credentials for a registry\n"
+        "  logout        remove stored registry credentials\n"
         "  prepare       prepare a pod from images; prints its UUID\n"
         "  run           prepare a pod and run it in the foreground\n"
         "  run-prepared  run a prepared pod in the foreground (pod@.service)\n"
@@ -34,6 +36,8 @@ static const char usage[] =
 
 static const Verb verbs[] = {
         { "image", verb_image, "manage images" },
+        { "login", verb_login, NULL },
+        { "logout", verb_logout, NULL },
         { "prepare", verb_prepare, NULL },
         { "run", verb_run, NULL },
         { "run-prepared", verb_run_prepared, NULL },

@@ -7,6 +7,8 @@
 
 /* The verbs of sdpod, one file each group. */
 int verb_image(int argc, char **argv);
+int verb_login(int argc, char **argv);
+int verb_logout(int argc, char **argv);
 int verb_prepare(int argc, char **argv);
 int verb_list(int argc, char **argv);
 int verb_status(int argc, char **argv);

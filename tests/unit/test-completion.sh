@@ -233,7 +233,7 @@ expect() {
 # sdpod: commands, global options, options of each command.
 # ---------------------------------------------------------------------------
 
-expect 'sdpod ' image prepare run run-prepared stop enter list status cat-manifest journal stats rm gc
+expect 'sdpod ' image login logout prepare run run-prepared stop enter list status cat-manifest journal stats rm gc
 expect 'sdpod r' run run-prepared rm
 expect 'sdpod -' --dir= --debug --help --version
 expect 'sdpod --debug ru' run run-prepared
