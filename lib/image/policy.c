@@ -307,7 +307,7 @@ static int check_fields(struct json_object *o, const char *const *allowed, const
         return 0;
 }
 
-static int base64_value(char c) {
+static int key_data_value(char c) {
         if (c >= 'A' && c <= 'Z')
                 return c - 'A';
         if (c >= 'a' && c <= 'z')
@@ -322,7 +322,7 @@ static int base64_value(char c) {
 }
 
 /* Standard base64 with padding, as Go's encoding/json writes a []byte. */
-static int base64_decode(const char *s, char **ret, size_t *ret_size) {
+static int key_data_decode(const char *s, char **ret, size_t *ret_size) {
         size_t n = strlen(s);
         if (n % 4 != 0)
                 return -EINVAL;
@@ -333,7 +333,7 @@ static int base64_decode(const char *s, char **ret, size_t *ret_size) {
         for (size_t i = 0; i < n; i += 4) {
                 int v[4];
                 for (size_t j = 0; j < 4; j++) {
-                        v[j] = s[i + j] == '=' ? -2 : base64_value(s[i + j]);
+                        v[j] = s[i + j] == '=' ? -2 : key_data_value(s[i + j]);
                         if (v[j] == -1)
                                 return -EINVAL;
                 }
@@ -491,7 +491,7 @@ static int parse_signed_by(struct json_object *o, PolicyRequirement *req, const 
                                 return error_sys(err, -ENOMEM, "%s", where);
                 }
         } else {
-                r = base64_decode(key_data, &req->key_data, &req->key_data_size);
+                r = key_data_decode(key_data, &req->key_data, &req->key_data_size);
                 if (r == -ENOMEM)
                         return error_sys(err, r, "%s", where);
                 if (r < 0 || req->key_data_size == 0)
