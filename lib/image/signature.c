@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <gpgme.h>
 #include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -43,6 +44,105 @@ const char *signature_policy_path(const SignaturePolicy *p) {
 }
 
 /* ---- the signed content ---------------------------------------------- */
+
+static void json_tokener_freep(struct json_tokener **t) {
+        if (*t)
+                json_tokener_free(*t);
+}
+
+/* Signed content is read as strictly as the signer's JSON library writes
+ * it: no comments, no trailing commas, valid UTF-8 (and no single quotes:
+ * json_check_duplicate_keys()). */
+static int json_parse_strict(const char *data, size_t size, const char *what, struct json_object **ret, Error **err) {
+        _cleanup_(json_tokener_freep) struct json_tokener *tok = json_tokener_new();
+        if (!tok)
+                return error_sys(err, -ENOMEM, "%s", what);
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+        struct json_object *o = json_tokener_parse_ex(tok, data, (int) size);
+        enum json_tokener_error e = json_tokener_get_error(tok);
+        if (!o || e != json_tokener_success) {
+                json_object_put(o);
+                return error_set(err, -EBADMSG, "%s: not valid JSON: %s (at byte %zu)", what,
+                                 e == json_tokener_continue ? "unexpected end of input" : json_tokener_error_desc(e),
+                                 json_tokener_get_parse_end(tok));
+        }
+        for (size_t i = json_tokener_get_parse_end(tok); i < size; i++)
+                if (!strchr(" \t\r\n", data[i])) {
+                        json_object_put(o);
+                        return error_set(err, -EBADMSG, "%s: not valid JSON: trailing data at byte %zu", what, i);
+                }
+        *ret = o;
+        return 0;
+}
+
+#define JSON_KEYS_MAX 1024U
+#define JSON_DEPTH_MAX 64U
+
+/* json-c keeps the last of two equal keys of an object, another reader may
+ * keep the first: a signed document that says two things is refused. The
+ * text is valid strict JSON already (json_parse_strict()), so this only
+ * walks its strings and brackets; keys are compared decoded. */
+static int json_check_duplicate_keys(const char *s, size_t n, const char *what, Error **err) {
+        char **keys[JSON_DEPTH_MAX] = {};
+        size_t n_keys[JSON_DEPTH_MAX] = {};
+        bool object[JSON_DEPTH_MAX] = {};
+        size_t depth = 0;
+        bool expect_key = false;
+        int r = 0;
+
+        for (size_t i = 0; i < n && r == 0; i++) {
+                char c = s[i];
+                if (c == '"') {
+                        size_t start = i++;
+                        while (i < n && s[i] != '"')
+                                i += s[i] == '\\' ? 2 : 1;
+                        if (!(depth > 0 && object[depth - 1] && expect_key))
+                                continue;
+                        expect_key = false;
+                        _cleanup_free_ char *quoted = strndup(s + start, i + 1 - start);
+                        _cleanup_json_ struct json_object *k = quoted ? json_tokener_parse(quoted) : NULL;
+                        if (!k || !json_object_is_type(k, json_type_string)) {
+                                r = error_sys(err, -ENOMEM, "%s", what);
+                                break;
+                        }
+                        const char *key = json_object_get_string(k);
+                        char q[VALUE_QUOTED_MAX];
+                        if (strlen(key) != (size_t) json_object_get_string_len(k))
+                                r = error_set(err, -EBADMSG, "%s: a field name holds a NUL", what);
+                        else if (strv_contains(keys[depth - 1], key))
+                                r = error_set(err, -EBADMSG, "%s: field %s given twice", what, value_quote(key, q));
+                        else if (++n_keys[depth - 1] > JSON_KEYS_MAX)
+                                r = error_set(err, -EBADMSG, "%s: more than %u fields in one object", what, JSON_KEYS_MAX);
+                        else if (strv_push(&keys[depth - 1], key) < 0)
+                                r = error_sys(err, -ENOMEM, "%s", what);
+                } else if (c == '{' || c == '[') {
+                        if (depth == JSON_DEPTH_MAX) {
+                                r = error_set(err, -EBADMSG, "%s: nested too deeply", what);
+                                break;
+                        }
+                        object[depth] = c == '{';
+                        depth++;
+                        expect_key = c == '{';
+                } else if (c == '}' || c == ']') {
+                        if (depth == 0)
+                                break;
+                        depth--;
+                        strv_free(keys[depth]);
+                        keys[depth] = NULL;
+                        n_keys[depth] = 0;
+                        expect_key = false;
+                } else if (c == ',')
+                        expect_key = depth > 0 && object[depth - 1];
+                else if (c == '\'')
+                        /* json-c takes 'single-quoted' strings even when
+                         * strict; JSON has none, and this walk would not
+                         * see their keys. */
+                        r = error_set(err, -EBADMSG, "%s: not valid JSON: a single-quoted string at byte %zu", what, i);
+        }
+        for (size_t d = 0; d < JSON_DEPTH_MAX; d++)
+                strv_free(keys[d]);
+        return r;
+}
 
 void signature_payload_done(SignaturePayload *p) {
         if (!p)
@@ -96,7 +196,10 @@ int signature_payload_parse(const char *data, size_t size, const char *what, Sig
         if (memchr(data, 0, size))
                 return error_set(err, -EBADMSG, "%s: not JSON text (a NUL byte)", what);
         _cleanup_json_ struct json_object *root = NULL;
-        int r = json_parse(data, size, what, &root, err);
+        int r = json_parse_strict(data, size, what, &root, err);
+        if (r < 0)
+                return r;
+        r = json_check_duplicate_keys(data, size, what, err);
         if (r < 0)
                 return r;
         if (!json_object_is_type(root, json_type_object))
@@ -216,8 +319,44 @@ int signature_fetch_file(const char *url, size_t max, char **ret, size_t *ret_si
 static pthread_once_t gpgme_once = PTHREAD_ONCE_INIT;
 static bool gpgme_ready;
 
+/* gpgme talks to gpg through pipes, and a gpg that dies early makes a
+ * write raise SIGPIPE, whose default action kills sdpod. gpgme's own remedy
+ * is to ignore SIGPIPE in the whole process when it is initialized, which
+ * every program sdpod starts afterwards (a pod's processes among them) would
+ * inherit. Instead the process's disposition is put back, and SIGPIPE is
+ * blocked in the verifying thread while gpgme works; one raised meanwhile is
+ * taken back before the mask is restored. */
 static void gpgme_init_once(void) {
+        struct sigaction old;
+        bool saved = sigaction(SIGPIPE, NULL, &old) == 0;
         gpgme_ready = gpgme_check_version(NULL) && gpgme_engine_check_version(GPGME_PROTOCOL_OpenPGP) == 0;
+        if (saved)
+                (void) sigaction(SIGPIPE, &old, NULL);
+}
+
+typedef struct PipeGuard {
+        sigset_t old_mask;
+        bool was_pending;
+} PipeGuard;
+
+static void pipe_guard_begin(PipeGuard *g) {
+        sigset_t pipe, pending;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        g->was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE);
+        pthread_sigmask(SIG_BLOCK, &pipe, &g->old_mask);
+}
+
+static void pipe_guard_end(PipeGuard *g) {
+        sigset_t pipe, pending;
+        sigemptyset(&pipe);
+        sigaddset(&pipe, SIGPIPE);
+        if (!g->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE)) {
+                struct timespec zero = {};
+                while (sigtimedwait(&pipe, NULL, &zero) < 0 && errno == EINTR)
+                        ;
+        }
+        pthread_sigmask(SIG_SETMASK, &g->old_mask, NULL);
 }
 
 /* One verification's GnuPG home: a fresh directory, holding only the
@@ -249,11 +388,26 @@ static void keyring_kill_agents(const char *home) {
         posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
         posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
         char *argv[] = { (char *) gpgconf, (char *) "--homedir", (char *) home, (char *) "--kill", (char *) "all", NULL };
+        /* gpgconf runs with the signal state of a fresh program, not with
+         * the SIGPIPE this thread blocks meanwhile. */
+        posix_spawnattr_t attr;
+        bool have_attr = posix_spawnattr_init(&attr) == 0;
+        if (have_attr) {
+                sigset_t none, pipe;
+                sigemptyset(&none);
+                sigemptyset(&pipe);
+                sigaddset(&pipe, SIGPIPE);
+                posix_spawnattr_setsigmask(&attr, &none);
+                posix_spawnattr_setsigdefault(&attr, &pipe);
+                posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+        }
         pid_t pid;
         extern char **environ;
-        if (posix_spawn(&pid, gpgconf, &fa, NULL, argv, environ) == 0)
+        if (posix_spawn(&pid, gpgconf, &fa, have_attr ? &attr : NULL, argv, environ) == 0)
                 while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
                         ;
+        if (have_attr)
+                posix_spawnattr_destroy(&attr);
         posix_spawn_file_actions_destroy(&fa);
 }
 
@@ -511,8 +665,8 @@ static char *check_one(Keyring *k, const PolicyRequirement *req, const FetchedSi
         return NULL;
 }
 
-static int check_signed_by(const PolicyRequirement *req, const char *ref_text, const DockerReference *intended,
-                           const char *manifest_digest, const FetchedSignature *sigs, size_t n, Error **err) {
+static int check_signed_by_guarded(const PolicyRequirement *req, const char *ref_text, const DockerReference *intended,
+                                   const char *manifest_digest, const FetchedSignature *sigs, size_t n, Error **err) {
         _cleanup_(keyring_done) Keyring k = {};
         int r = keyring_new(&k, err);
         if (r < 0)
@@ -546,6 +700,15 @@ static int check_signed_by(const PolicyRequirement *req, const char *ref_text, c
                 return error_set(err, -EPERM, "%s: refused by %s (signedBy): %s", ref_text, req->where, all);
         return error_set(err, -EPERM, "%s: refused by %s (signedBy): none of its %zu signatures is accepted: %s%s",
                          ref_text, req->where, n, all, n > shown ? "; ..." : "");
+}
+
+static int check_signed_by(const PolicyRequirement *req, const char *ref_text, const DockerReference *intended,
+                           const char *manifest_digest, const FetchedSignature *sigs, size_t n, Error **err) {
+        PipeGuard g;
+        pipe_guard_begin(&g);
+        int r = check_signed_by_guarded(req, ref_text, intended, manifest_digest, sigs, n, err);
+        pipe_guard_end(&g);
+        return r;
 }
 
 static void fetched_done(FetchedSignature *sigs, size_t n) {

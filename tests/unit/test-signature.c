@@ -5,6 +5,8 @@
  * by skopeo standalone-sign, the broken ones by gpg. */
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -226,6 +228,12 @@ static void test_policy_parse(void) {
         error_free(err);
         free(missing);
 
+        /* The default: this machine's file, or the built-in policy. */
+        err = NULL;
+        ASSERT_EQ_INT(policy_load(NULL, &p, &err), 0);
+        ASSERT(streq(p->path, POLICY_DEFAULT_PATH) || startswith(p->path, "built-in default policy"));
+        policy_free(p);
+
         char *f = policy_file("rel.json", "{\"default\":[{\"type\":\"signedBy\",\"keyType\":\"GPGKeys\",\"keyPath\":\"keys/a.gpg\"}]}");
         err = NULL;
         ASSERT_EQ_INT(policy_load(f, &p, &err), 0);
@@ -417,6 +425,19 @@ static void test_payload(void) {
                   "\"identity\":{\"docker-reference\":\"r\"}},\"optional\":{\"timestamp\":\"now\"}}",
                   "optional: field \"timestamp\": expected an integer" },
                 { "{\"critical\":null}", "field \"critical\": missing" },
+                /* Two values for one field: which one a reader keeps differs. */
+                { "{\"critical\":{\"type\":\"atomic container signature\",\"image\":{\"docker-manifest-digest\":\"a\","
+                  "\"docker-manifest-digest\":\"b\"},\"identity\":{\"docker-reference\":\"r\"}}}",
+                  "sig: field \"docker-manifest-digest\" given twice" },
+                { "{\"critical\":{\"type\":\"atomic container signature\",\"image\":{\"docker-manifest-digest\":\"a\"},"
+                  "\"identity\":{\"docker-reference\":\"r\"}},\"optional\":{},\"crit\\u0069cal\":{}}",
+                  "sig: field \"critical\" given twice" },
+                /* Strict JSON only. */
+                { "{\"critical\":{},}", "sig: not valid JSON" },
+                { "{/* c */\"critical\":{}}", "sig: not valid JSON" },
+                { "{'critical':{}}", "sig: not valid JSON" },
+                { "{\"critical\":{}} x", "sig: not valid JSON" },
+                { "{\"critical\":\"\xff\"}", "sig: not valid JSON" },
                 { "{\"critical\":{},\"more\":{}}", "unknown field \"more\"" },
         };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
@@ -515,6 +536,15 @@ static void test_verify(void) {
         ASSERT_EQ_INT(fetches, SIGNATURE_COUNT_MAX);
         refused(pa, "rejected", "v1", "rejected by the policy for scope " REGISTRY "/ns/rejected (");
         refused(pa, "sigstore", "v1", "\"sigstoreSigned\" is not supported by sdpod");
+
+        /* gpgme would have SIGPIPE ignored in the whole process, and
+         * every program sdpod starts would inherit that: it is not. */
+        struct sigaction sa;
+        ASSERT(sigaction(SIGPIPE, NULL, &sa) == 0);
+        ASSERT(sa.sa_handler == SIG_DFL);
+        sigset_t mask;
+        ASSERT(pthread_sigmask(SIG_SETMASK, NULL, &mask) == 0);
+        ASSERT(!sigismember(&mask, SIGPIPE));
 
         /* The scope's requirements decide before anything is fetched. */
         fetches = 0;
