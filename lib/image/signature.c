@@ -776,11 +776,14 @@ int signature_policy_check(const SignaturePolicy *p, const char *registries_d, c
 
         if (!fetch)
                 fetch = signature_fetch_file;
+        /* The repository as containers name it in the lookaside: normalized
+         * ("busybox" of docker.io is "library/busybox"). */
+        const char *path = strchr(intended.name, '/') + 1;
         FetchedSignature sigs[SIGNATURE_COUNT_MAX] = {};
         size_t n = 0;
         _cleanup_free_ char *first_url = NULL;
         for (unsigned i = 1; i <= SIGNATURE_COUNT_MAX; i++) {
-                _cleanup_free_ char *url = lookaside_signature_url(entry->url, repository, manifest_digest, i);
+                _cleanup_free_ char *url = lookaside_signature_url(entry->url, path, manifest_digest, i);
                 if (!url) {
                         fetched_done(sigs, n);
                         return error_sys(err, -ENOMEM, "%s", ref_text);

@@ -78,6 +78,9 @@ skopeo_sign "$out/other.json" "$registry/ns/wrongdigest:v1" a "$(sigdir wrongdig
 skopeo_sign "$out/manifest.json" "$registry/ns/elsewhere:v1" a "$(sigdir wrongidentity)/signature-1"
 skopeo_sign "$out/manifest.json" "$registry/ns/wrongkey:v1" b "$(sigdir wrongkey)/signature-1"
 skopeo_sign "$out/manifest.json" "$registry/ns/subkey:v1" c "$(sigdir subkey)/signature-1"
+# Docker Hub's short names: the lookaside path is the normalized repository.
+mkdir -p "$out/hub/library/busybox@sha256=$hex"
+skopeo_sign "$out/manifest.json" "busybox:1" a "$out/hub/library/busybox@sha256=$hex/signature-1"
 # A digest-named signature (skopeo signs what it is told).
 skopeo_sign "$out/manifest.json" "$registry/ns/good@sha256:$hex" a "$out/by-digest.sig"
 

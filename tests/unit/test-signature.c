@@ -677,6 +677,19 @@ static void test_verify(void) {
         ASSERT_EQ_INT(signature_policy_check(p, regd, "elsewhere.test", "ns/good", "v1", digest, NULL, NULL, &err), -EPERM);
         ASSERT_CONTAINS(err->msg, "no lookaside is configured for it in ");
         error_free(err);
+        /* Docker Hub: "busybox" is docker.io/library/busybox, in the
+         * lookaside as in the identity skopeo signed ("busybox:1"). */
+        char *hub = path_in(scratch, "hub-registries.d");
+        ASSERT(mkdir(hub, 0755) == 0);
+        char *hub_yaml = path_in(hub, "hub.yaml");
+        snprintf(text, sizeof(text), "docker:\n  docker.io:\n    lookaside: file://%s/hub\n", fx);
+        write_text(hub_yaml, text);
+        ASSERT_EQ_INT(signature_policy_check(p, hub, "docker.io", "busybox", "1", digest, NULL, NULL, NULL), 0);
+        ASSERT_EQ_INT(signature_policy_check(p, hub, "index.docker.io", "library/busybox", "1", digest, NULL, NULL, NULL), 0);
+        ASSERT_EQ_INT(signature_policy_check(p, hub, "docker.io", "busybox", "2", digest, NULL, NULL, NULL), -EPERM);
+        free(hub_yaml);
+        free(hub);
+
         /* The default fetcher, without a callback. */
         ASSERT_EQ_INT(signature_policy_check(p, regd, REGISTRY, "ns/good", "v1", digest, NULL, NULL, NULL), 0);
         signature_policy_free(p);
