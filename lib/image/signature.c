@@ -698,7 +698,7 @@ static int check_signed_by_guarded(const PolicyRequirement *req, const char *ref
         }
         if (n == 1)
                 return error_set(err, -EPERM, "%s: refused by %s (signedBy): %s", ref_text, req->where, all);
-        return error_set(err, -EPERM, "%s: refused by %s (signedBy): none of its %zu signatures is accepted: %s%s",
+        return error_set(err, -EPERM, "%s: refused by %s (signedBy): none of the %zu signatures is accepted: %s%s",
                          ref_text, req->where, n, all, n > shown ? "; ..." : "");
 }
 

@@ -532,7 +532,7 @@ static void test_verify(void) {
         refused(pa, "huge", "v1", "signature 1 (file://");
         refused(pa, "huge", "v1", "larger than 64 KiB");
         fetches = 0;
-        refused(pa, "many", "v1", "none of its 64 signatures is accepted: signature 1 (");
+        refused(pa, "many", "v1", "none of the 64 signatures is accepted: signature 1 (");
         ASSERT_EQ_INT(fetches, SIGNATURE_COUNT_MAX);
         refused(pa, "rejected", "v1", "rejected by the policy for scope " REGISTRY "/ns/rejected (");
         refused(pa, "sigstore", "v1", "\"sigstoreSigned\" is not supported by sdpod");
