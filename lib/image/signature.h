@@ -48,7 +48,8 @@ int signature_fetch_file(const char *url, size_t max, char **ret, size_t *ret_si
 
 /* 0: the policy accepts the image REGISTRY/REPOSITORY[:TAG] whose manifest has
  * manifest_digest (the digest of the manifest the reference names: of the
- * index when it is one, which is what skopeo signs); tag NULL means the image
+ * index when it is one, as containers check it; skopeo copy --all --sign-by
+ * signs the index and each image under it); tag NULL means the image
  * is named by that digest. -EPERM: refused, the message says which
  * requirement failed (rejected scope, no signature, bad signature, wrong key,
  * wrong digest or identity). Other errors: the policy's key files or the

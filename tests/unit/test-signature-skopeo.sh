@@ -11,12 +11,13 @@
 #
 # Usage: SIGNATURE_CHECK=build/tests/unit/signature-check \
 #        bash tests/unit/test-signature-skopeo.sh SOURCE_ROOT
-# Skips (77) when skopeo, gpg, docker-registry, umoci or busybox is missing.
+# Skips (77) when skopeo, gpg, docker-registry, umoci, jq or busybox is
+# missing.
 
 set -u
 root=${1:?usage: test-signature-skopeo.sh SOURCE_ROOT}
 check=${SIGNATURE_CHECK:?SIGNATURE_CHECK names the signature-check program}
-for tool in skopeo gpg gpgconf docker-registry umoci curl python3; do
+for tool in skopeo gpg gpgconf docker-registry umoci curl python3 jq; do
 	command -v "$tool" >/dev/null || { echo "skip: $tool missing"; exit 77; }
 done
 [ -x /bin/busybox ] || { echo "skip: busybox-static missing"; exit 77; }
@@ -98,11 +99,12 @@ docker:
   $reg/old:
     sigstore: file://$T/sigstore
 EOF
-push() { # SRC-TAG DEST [skopeo options]
+push() { # [LAYOUT:]SRC-TAG DEST [skopeo options]
 	local src=$1 dest=$2
 	shift 2
+	[[ $src == *:* ]] || src=$T/oci:$src
 	skopeo --registries.d "$T/registries.d" copy --quiet --dest-tls-verify=false "$@" \
-		"oci:$T/oci:$src" "docker://$reg/$dest" >/dev/null 2>"$T/skopeo.err" ||
+		"oci:$src" "docker://$reg/$dest" >/dev/null 2>"$T/skopeo.err" ||
 		die "skopeo copy to $dest: $(cat "$T/skopeo.err")"
 }
 digest_of() { # REPO:TAG
@@ -163,6 +165,35 @@ expect 5 "signature 1 (file://" "a tampered signature refused" -- "$P" "$R" "$re
 # A second signature after the tampered one is still found (signature-2).
 cp "$T/good-signature" "${sig%-1}-2"
 expect 0 "" "signature-2 read after a bad signature-1" -- "$P" "$R" "$reg" test/busybox v1 "$d"
+
+# An image index: skopeo copy --all --sign-by signs the index, the manifest
+# the reference names (and sdpod checks), and each image under it too.
+cp -a "$T/oci" "$T/oci-index"
+m=$(jq -r '.manifests[0].digest' "$T/oci/index.json")
+ms=$(jq -r '.manifests[0].size' "$T/oci/index.json")
+printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.index.v1+json","manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"%s","size":%s,"platform":{"os":"linux","architecture":"amd64"}}]}' \
+	"$m" "$ms" >"$T/index.blob"
+ih=$(sha256sum <"$T/index.blob" | cut -d' ' -f1)
+cp "$T/index.blob" "$T/oci-index/blobs/sha256/$ih"
+printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.index.v1+json","digest":"sha256:%s","size":%s,"annotations":{"org.opencontainers.image.ref.name":"latest"}}]}' \
+	"$ih" "$(stat -c %s "$T/index.blob")" >"$T/oci-index/index.json"
+push "$T/oci-index:latest" test/index:v1 --all --sign-by "$fpr"
+i=$(digest_of test/index:v1)
+if [ "$i" = "sha256:$ih" ] && [ -f "$T/lookaside/test/index@sha256=$ih/signature-1" ]; then
+	ok "skopeo copy --all signs the index, under the index's digest"
+else
+	fail "skopeo copy --all signs the index"
+	echo "#   registry has $i, index sha256:$ih"; find "$T/lookaside/test" -maxdepth 1
+fi
+expect 0 "" "a signed index accepted by the index's digest" -- "$P" "$R" "$reg" test/index v1 "$i"
+expect 0 "" "and the image under it by its own" -- "$P" "$R" "$reg" test/index v1 "$m"
+# An index pushed with a single-image copy's signature only: the index
+# itself is unsigned.
+push "$T/oci-index:latest" test/index2:v1 --all
+mkdir -p "$T/lookaside/test/index2@sha256=${m#sha256:}"
+cp "$T/lookaside/test/index@sha256=${m#sha256:}/signature-1" "$T/lookaside/test/index2@sha256=${m#sha256:}/"
+expect 5 "/test/index2@sha256=$ih/signature-1" "an index whose images are signed but not itself is refused" -- \
+	"$P" "$R" "$reg" test/index2 v1 "$(digest_of test/index2:v1)"
 
 # The policy file is the operator's: errors name it and the field.
 echo '{"default": [{"type": "signedBy", "keyType": "GPGKeys"}]}' >"$T/bad.json"
