@@ -685,11 +685,12 @@ int policy_load(const char *path, Policy **ret, Error **err) {
                                     "built-in default policy (no " POLICY_DEFAULT_PATH ")", NULL, ret, err);
         }
         if (r < 0) {
-                if (err && !*err)
-                        *err = e;
-                else
-                        error_free(e);
-                return error_prefix(err, "signature policy");
+                if (err && !*err) {
+                        *err = TAKE_PTR(e);
+                        (void) error_prefix(err, "signature policy");
+                }
+                error_free(e);
+                return r;
         }
 
         _cleanup_free_ char *dir = strdup(file);

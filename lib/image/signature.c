@@ -442,12 +442,14 @@ static int keyring_new(Keyring *k, Error **err) {
         /* Verification needs no agent and no key server: gpg must not start
          * one (it would outlive us) nor fetch keys it does not have. */
         _cleanup_close_ int dfd = open(k->home, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return error_sys(err, -errno, "signature verification: %s", k->home);
         static const char conf[] = "no-autostart\nno-auto-key-retrieve\nno-auto-key-locate\n";
-        int r = dfd < 0 ? -errno : 0;
-        if (r >= 0)
-                r = write_file_atomic_at(dfd, "gpg.conf", conf, sizeof(conf) - 1, 0600, err);
-        if (r < 0)
-                return error_prefix(err, "signature verification: %s", k->home);
+        int r = write_file_atomic_at(dfd, "gpg.conf", conf, sizeof(conf) - 1, 0600, err);
+        if (r < 0) {
+                (void) error_prefix(err, "signature verification: %s", k->home);
+                return r;
+        }
 
         gpgme_error_t e = gpgme_new(&k->ctx);
         if (!e)
@@ -672,8 +674,10 @@ static int check_signed_by_guarded(const PolicyRequirement *req, const char *ref
         if (r < 0)
                 return r;
         r = keyring_import_requirement(&k, req, err);
-        if (r < 0)
-                return error_prefix(err, "%s: signature policy", ref_text);
+        if (r < 0) {
+                (void) error_prefix(err, "%s: signature policy", ref_text);
+                return r;
+        }
 
         _cleanup_strv_free_ char **reasons = NULL;
         for (size_t i = 0; i < n; i++) {
@@ -760,8 +764,10 @@ int signature_policy_check(const SignaturePolicy *p, const char *registries_d, c
 
         _cleanup_(lookaside_freep) Lookaside *l = NULL;
         r = lookaside_load(registries_d, &l, err);
-        if (r < 0)
-                return error_prefix(err, "%s: signatures", ref_text);
+        if (r < 0) {
+                (void) error_prefix(err, "%s: signatures", ref_text);
+                return r;
+        }
         const LookasideEntry *entry = lookaside_find(l, registry, repository, tag_or_null,
                                                      tag_or_null ? NULL : manifest_digest);
         const PolicyRequirement *first = NULL;
@@ -808,11 +814,13 @@ int signature_policy_check(const SignaturePolicy *p, const char *registries_d, c
                         error_free(e);
                 } else if (r < 0) {
                         fetched_done(sigs, n);
-                        if (err && !*err)
-                                *err = e;
-                        else
-                                error_free(e);
-                        return error_prefix(err, "%s: fetching signature %u", ref_text, i);
+                        if (err && !*err && e) {
+                                *err = TAKE_PTR(e);
+                                (void) error_prefix(err, "%s: fetching signature %u", ref_text, i);
+                        } else
+                                (void) error_sys(err, r, "%s: fetching signature %u (%s)", ref_text, i, url);
+                        error_free(e);
+                        return r;
                 } else if (size > SIGNATURE_SIZE_MAX) {
                         free(data);
                         s->problem = strdup("larger than 64 KiB");

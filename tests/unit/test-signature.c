@@ -461,6 +461,13 @@ static int counting_fetch(const char *url, size_t max, char **ret, size_t *ret_s
 
 static char *regd;
 
+/* A lookaside that cannot be reached: once with a message, once without. */
+static int failing_fetch(const char *url, size_t max, char **ret, size_t *ret_size, void *userdata, Error **err) {
+        if (userdata)
+                return error_set(err, -EHOSTUNREACH, "%s: no route to the lookaside", url);
+        return -ECONNREFUSED;
+}
+
 /* Checks REGISTRY/ns/CASE:tag (by digest when tag is NULL) under the policy
  * file; returns the result and the message in *ret_msg. */
 static int check(const char *policy_path, const char *image, const char *tag, const char *dgst, char **ret_msg) {
@@ -689,6 +696,25 @@ static void test_verify(void) {
         ASSERT_EQ_INT(signature_policy_check(p, hub, "docker.io", "busybox", "2", digest, NULL, NULL, NULL), -EPERM);
         free(hub_yaml);
         free(hub);
+
+        /* A fetch that fails is the fetch's error, not a refusal, and its
+         * code survives with and without an Error. */
+        err = NULL;
+        ASSERT_EQ_INT(signature_policy_check(p, regd, REGISTRY, "ns/good", "v1", digest, failing_fetch, p, &err),
+                      -EHOSTUNREACH);
+        ASSERT_CONTAINS(err->msg, "fetching signature 1: file://");
+        ASSERT_CONTAINS(err->msg, "no route to the lookaside");
+        error_free(err);
+        err = NULL;
+        ASSERT_EQ_INT(signature_policy_check(p, regd, REGISTRY, "ns/good", "v1", digest, failing_fetch, NULL, &err),
+                      -ECONNREFUSED);
+        ASSERT_CONTAINS(err->msg, "/signature-1): Connection refused");
+        error_free(err);
+        ASSERT_EQ_INT(signature_policy_check(p, regd, REGISTRY, "ns/good", "v1", digest, failing_fetch, NULL, NULL),
+                      -ECONNREFUSED);
+        /* The same for a policy file that cannot be read, without an Error. */
+        SignaturePolicy *none = NULL;
+        ASSERT_EQ_INT(signature_policy_load("/nonexistent/policy.json", &none, NULL), -ENOENT);
 
         /* The default fetcher, without a callback. */
         ASSERT_EQ_INT(signature_policy_check(p, regd, REGISTRY, "ns/good", "v1", digest, NULL, NULL, NULL), 0);
