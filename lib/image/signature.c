@@ -19,11 +19,21 @@ struct SignaturePolicy {
         Policy *policy;
 };
 
+/* A setting of the operator's that names a file or directory that is not
+ * there is -EINVAL, not -ENOENT: callers take -ENOENT for an unknown image. */
+static int setting_missing(int r, Error **err) {
+        if (r != -ENOENT)
+                return r;
+        if (err && *err)
+                (*err)->code = -EINVAL;
+        return -EINVAL;
+}
+
 int signature_policy_load(const char *path, SignaturePolicy **ret, Error **err) {
         _cleanup_(policy_freep) Policy *policy = NULL;
         int r = policy_load(path, &policy, err);
         if (r < 0)
-                return r;
+                return setting_missing(r, err);
         SignaturePolicy *p = calloc(1, sizeof(SignaturePolicy));
         if (!p)
                 return error_sys(err, -ENOMEM, "signature policy");
@@ -676,7 +686,7 @@ static int check_signed_by_guarded(const PolicyRequirement *req, const char *ref
         r = keyring_import_requirement(&k, req, err);
         if (r < 0) {
                 (void) error_prefix(err, "%s: signature policy", ref_text);
-                return r;
+                return setting_missing(r, err);
         }
 
         _cleanup_strv_free_ char **reasons = NULL;
@@ -766,7 +776,7 @@ int signature_policy_check(const SignaturePolicy *p, const char *registries_d, c
         r = lookaside_load(registries_d, &l, err);
         if (r < 0) {
                 (void) error_prefix(err, "%s: signatures", ref_text);
-                return r;
+                return setting_missing(r, err);
         }
         const LookasideEntry *entry = lookaside_find(l, registry, repository, tag_or_null,
                                                      tag_or_null ? NULL : manifest_digest);

@@ -654,11 +654,12 @@ static void test_verify(void) {
         refused(both, "good", "v1", "default[1] (signedBy): signature 1");
         free(both);
 
-        /* A key file that is missing is the policy's error, not a refusal. */
+        /* A key file that is missing is the policy's error, not a refusal
+         * (and not -ENOENT, an unknown image to callers). */
         snprintf(field, sizeof(field), "\"keyPath\":\"%s/missing.pub\"", fx);
         char *pm = signed_by_policy("missing.json", field, NULL);
         msg = NULL;
-        ASSERT_EQ_INT(check(pm, "good", "v1", NULL, &msg), -ENOENT);
+        ASSERT_EQ_INT(check(pm, "good", "v1", NULL, &msg), -EINVAL);
         ASSERT_CONTAINS(msg, "missing.pub");
         ASSERT_CONTAINS(msg, "transports[\"docker\"][\"" REGISTRY "\"][0]");
         free(msg);
@@ -714,7 +715,18 @@ static void test_verify(void) {
                       -ECONNREFUSED);
         /* The same for a policy file that cannot be read, without an Error. */
         SignaturePolicy *none = NULL;
-        ASSERT_EQ_INT(signature_policy_load("/nonexistent/policy.json", &none, NULL), -ENOENT);
+        ASSERT_EQ_INT(signature_policy_load("/nonexistent/policy.json", &none, NULL), -EINVAL);
+        err = NULL;
+        ASSERT_EQ_INT(signature_policy_load("/nonexistent/policy.json", &none, &err), -EINVAL);
+        ASSERT_EQ_INT(err->code, -EINVAL);
+        ASSERT_CONTAINS(err->msg, "signature policy: /nonexistent/policy.json: No such file or directory");
+        error_free(err);
+        /* A named registries.d that is not there. */
+        err = NULL;
+        ASSERT_EQ_INT(signature_policy_check(p, "/nonexistent/registries.d", REGISTRY, "ns/good", "v1", digest, NULL,
+                                             NULL, &err), -EINVAL);
+        ASSERT_CONTAINS(err->msg, "registries.d /nonexistent/registries.d: No such file or directory");
+        error_free(err);
 
         /* The default fetcher, without a callback. */
         ASSERT_EQ_INT(signature_policy_check(p, regd, REGISTRY, "ns/good", "v1", digest, NULL, NULL, NULL), 0);
