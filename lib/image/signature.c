@@ -684,9 +684,16 @@ static int check_signed_by_guarded(const PolicyRequirement *req, const char *ref
         if (r < 0)
                 return r;
         r = keyring_import_requirement(&k, req, err);
+        if (r == -ENOENT) {
+                /* A requirement whose key file is not there is a broken
+                 * policy, as one that is not JSON is. */
+                if (err && *err)
+                        (*err)->code = -EBADMSG;
+                r = -EBADMSG;
+        }
         if (r < 0) {
                 (void) error_prefix(err, "%s: signature policy", ref_text);
-                return setting_missing(r, err);
+                return r;
         }
 
         _cleanup_strv_free_ char **reasons = NULL;

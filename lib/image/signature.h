@@ -35,10 +35,10 @@ typedef struct SignaturePolicy SignaturePolicy;
  * file that is missing is an error (-EINVAL, see below); a malformed one
  * -EBADMSG, the message naming the file and the field.
  *
- * Here and in signature_policy_check(), a file or directory the operator's
- * settings name that does not exist (the policy, a key file, the
- * registries.d directory) is -EINVAL, never -ENOENT, which callers take for
- * an unknown image. */
+ * Here and in signature_policy_check(), a file or directory the operator
+ * names that does not exist (the policy file, the registries.d directory) is
+ * -EINVAL, and a key file the policy names that does not exist is a broken
+ * policy, -EBADMSG: never -ENOENT, which callers take for an unknown image. */
 int signature_policy_load(const char *path, SignaturePolicy **ret, Error **err);
 void signature_policy_free(SignaturePolicy *p);
 static inline void signature_policy_freep(SignaturePolicy **p) { signature_policy_free(*p); }
@@ -58,8 +58,8 @@ int signature_fetch_file(const char *url, size_t max, char **ret, size_t *ret_si
  * is named by that digest. -EPERM: refused, the message says which
  * requirement failed (rejected scope, no signature, bad signature, wrong key,
  * wrong digest or identity). Other errors: the policy's key files or the
- * registries.d could not be read (-EINVAL when missing, -EBADMSG when
- * malformed), or fetch failed (its error, as it came).
+ * registries.d could not be used (see above), or fetch failed (its error,
+ * as it came).
  * Signatures come from the lookaside that registries_d (NULL: the default
  * directory) configures for the reference:
  * BASE/REPOSITORY@sha256=HEX/signature-N, N = 1, 2, ... until -ENOENT.

@@ -654,12 +654,12 @@ static void test_verify(void) {
         refused(both, "good", "v1", "default[1] (signedBy): signature 1");
         free(both);
 
-        /* A key file that is missing is the policy's error, not a refusal
+        /* A key file that is missing is a broken policy, not a refusal
          * (and not -ENOENT, an unknown image to callers). */
         snprintf(field, sizeof(field), "\"keyPath\":\"%s/missing.pub\"", fx);
         char *pm = signed_by_policy("missing.json", field, NULL);
         msg = NULL;
-        ASSERT_EQ_INT(check(pm, "good", "v1", NULL, &msg), -EINVAL);
+        ASSERT_EQ_INT(check(pm, "good", "v1", NULL, &msg), -EBADMSG);
         ASSERT_CONTAINS(msg, "missing.pub");
         ASSERT_CONTAINS(msg, "transports[\"docker\"][\"" REGISTRY "\"][0]");
         free(msg);
