@@ -408,7 +408,11 @@ int layer_apply(int rootfd, int layer_fd, const LayerOptions *opts, const char *
         int r = archive_open_tar_fd(layer_fd, what, &a, err);
         if (r < 0)
                 return r;
+        return layer_apply_archive(rootfd, a, opts, what, err);
+}
 
+int layer_apply_archive(int rootfd, struct archive *a, const LayerOptions *opts, const char *what, Error **err) {
+        int r = 0;
         Extract x = {
                 .rootfd = rootfd,
                 .privileged = geteuid() == 0,

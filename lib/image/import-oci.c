@@ -125,9 +125,14 @@ int import_oci_layout(Import *imp, Error **err) {
         char config_digest[DIGEST_STRING_SIZE];
         uint64_t config_size;
         blob_path(m.config.digest, path);
+        _cleanup_(oci_config_done) OciConfig c = {};
         if ((r = import_blob(imp, path, m.config.digest, (int64_t) m.config.size, "config", config_digest, &config_size, err)) < 0 ||
-            (r = import_config(imp, config_digest, config_digest, NULL, err)) < 0)
+            (r = import_config(imp, config_digest, config_digest, &c, err)) < 0)
                 return r;
+        /* An empty list is what some hand-made images have: nothing to check. */
+        if (c.n_diff_ids > 0 && c.n_diff_ids != m.n_layers)
+                return error_set(err, -EBADMSG, "config %s: rootfs.diff_ids lists %zu layers, the manifest %zu",
+                                 config_digest, c.n_diff_ids, m.n_layers);
         if (!(im->config = strdup(config_digest)))
                 return error_sys(err, -ENOMEM, "%s", manifest_digest);
         im->size += config_size;
@@ -138,8 +143,15 @@ int import_oci_layout(Import *imp, Error **err) {
                 uint64_t size;
                 snprintf(w, sizeof(w), "manifest %s: layers[%zu]", manifest_digest, i);
                 blob_path(l->digest, path);
-                if ((r = import_blob(imp, path, l->digest, (int64_t) l->size, "layer", digest, &size, err)) < 0 ||
-                    (r = import_add_layer(imp, digest, l->media_type, size)) < 0)
+                /* A layout's layer is read once, and applied as it is read.
+                 * An unpacked archive's files were read (and hashed) once
+                 * already: they are moved, then rendered. */
+                if (!imp->files)
+                        r = import_layer_stream(imp, path, l->digest, (int64_t) l->size,
+                                                c.n_diff_ids > 0 ? c.diff_ids[i] : NULL, i, m.n_layers, digest, &size, err);
+                else
+                        r = import_blob(imp, path, l->digest, (int64_t) l->size, "layer", digest, &size, err);
+                if (r < 0 || (r = import_add_layer(imp, digest, l->media_type, size)) < 0)
                         return r < 0 && err && *err ? r : error_sys(err, r, "%s", w);
         }
         return 0;

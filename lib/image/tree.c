@@ -62,37 +62,78 @@ static int render_layers(ImageStore *s, const Image *image, int staged_blobs_fd,
         return r == -ECANCELED ? error_set(err, r, "interrupted") : r < 0 ? error_sys(err, r, "rendering") : 0;
 }
 
+int tree_staging_begin(ImageStore *s, const char *image_id, TreeStaging *ret, Error **err) {
+        TreeStaging t = TREE_STAGING_INIT;
+        /* Locked while dirfd is open, which it stays until the tree is in
+         * place or removed: gc keeps off it while we live. */
+        t.dirfd = image_store_make_staging(s, "render-", t.name);
+        if (t.dirfd < 0)
+                return error_sys(err, t.dirfd, "image %s: creating render directory", image_id);
+        (void) fchmod(t.dirfd, 0755);
+        if (mkdirat(t.dirfd, "rootfs", 0755) < 0 ||
+            (t.rootfd = openat(t.dirfd, "rootfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+                int r = error_sys(err, -errno, "image %s: creating render directory", image_id);
+                tree_staging_abort(s, &t, NULL);
+                return r;
+        }
+        *ret = t;
+        return 0;
+}
+
+void tree_staging_abort(ImageStore *s, TreeStaging *t, uint64_t *freed) {
+        closep(&t->rootfd);
+        t->rootfd = -1;
+        if (t->dirfd >= 0 && *t->name)
+                (void) rm_rf_at_counting(s->tmp_fd, t->name, freed);
+        closep(&t->dirfd);
+        *t = (TreeStaging) TREE_STAGING_INIT;
+}
+
+static int staging_sync(TreeStaging *t, Error **err) {
+        /* Durable before it becomes visible: pods will trust this tree. */
+        if (syncfs(t->rootfd) < 0)
+                return error_sys(err, -errno, "syncing the rendered tree");
+        return 0;
+}
+
+static int staging_move(ImageStore *s, TreeStaging *t, const char *image_id, Error **err) {
+        int r = 0;
+        if (renameat(s->tmp_fd, t->name, s->tree_fd, digest_hex(image_id)) < 0) {
+                /* A concurrent import of the same image rendered it first:
+                 * trees are keyed by content, so theirs is as good as ours. */
+                if (errno != EEXIST && errno != ENOTEMPTY)
+                        r = error_sys(err, -errno, "image %s: moving the rendered tree into place", image_id);
+        }
+        /* Whatever is left (theirs won) goes; the lock goes with dirfd. */
+        tree_staging_abort(s, t, NULL);
+        if (r < 0)
+                return r;
+        r = fsync_dir_at(s->tree_fd, ".");
+        return r < 0 ? error_sys(err, r, "image %s: syncing the tree store", image_id) : 0;
+}
+
+int tree_staging_commit(ImageStore *s, TreeStaging *t, const char *image_id, Error **err) {
+        int r = staging_sync(t, err);
+        if (r < 0) {
+                tree_staging_abort(s, t, NULL);
+                return error_prefix(err, "image %s: rendering", image_id);
+        }
+        return staging_move(s, t, image_id, err);
+}
+
 int tree_render(ImageStore *s, const Image *image, int staged_blobs_fd, LayerBudget *budget,
                 const RenderProgress *progress, Error **err) {
         if (image_store_has_tree(s, image->id))
                 return 0;
 
-        char staging[32];
-        /* Locked while dirfd is open, which it stays until the tree is in
-         * place or removed: gc keeps off it while we live. */
-        _cleanup_close_ int dirfd = image_store_make_staging(s, "render-", staging);
-        if (dirfd < 0)
-                return error_sys(err, dirfd, "image %s: creating render directory", image->id);
-        (void) fchmod(dirfd, 0755);
-
-        int r;
-        {
-                _cleanup_close_ int rootfd = -1;
-                if (mkdirat(dirfd, "rootfs", 0755) < 0 ||
-                    (rootfd = openat(dirfd, "rootfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-                        r = error_sys(err, -errno, "image %s: creating render directory", image->id);
-                else
-                        r = render_layers(s, image, staged_blobs_fd, budget, progress, rootfd, err);
-        }
-        if (r >= 0 && renameat(s->tmp_fd, staging, s->tree_fd, digest_hex(image->id)) < 0) {
-                /* A concurrent import of the same image rendered it first:
-                 * trees are keyed by content, so theirs is as good as ours. */
-                if (errno != EEXIST && errno != ENOTEMPTY)
-                        r = error_sys(err, -errno, "image %s: moving the rendered tree into place", image->id);
-        }
-        (void) rm_rf_at_counting(s->tmp_fd, staging, r < 0 && progress ? progress->freed : NULL);
+        TreeStaging t;
+        int r = tree_staging_begin(s, image->id, &t, err);
         if (r < 0)
+                return r;
+        r = render_layers(s, image, staged_blobs_fd, budget, progress, t.rootfd, err);
+        if (r < 0) {
+                tree_staging_abort(s, &t, progress ? progress->freed : NULL);
                 return error_prefix(err, "image %s: rendering", image->id);
-        r = fsync_dir_at(s->tree_fd, ".");
-        return r < 0 ? error_sys(err, r, "image %s: syncing the tree store", image->id) : 0;
+        }
+        return staging_move(s, &t, image->id, err);
 }
