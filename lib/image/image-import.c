@@ -193,6 +193,14 @@ static int import_finish(Import *imp, Error **err) {
                                 return r == -ECANCELED ? error_set(err, r, "%s: interrupted", imp->source)
                                                        : error_sys(err, r, "%s", imp->source);
                 }
+                /* The staged blobs were not fsynced one by one: the syncfs
+                 * of the tree's commit covers them when they share its
+                 * file system, else they get one of their own. */
+                struct stat a, b;
+                if (fstat(imp->blobs_fd, &a) < 0 || fstat(imp->tree.rootfd, &b) < 0)
+                        return error_sys(err, -errno, "image %s: staging", im->id);
+                if (a.st_dev != b.st_dev && syncfs(imp->blobs_fd) < 0)
+                        return error_sys(err, -errno, "image %s: syncing the staged blobs", im->id);
                 r = tree_staging_commit(imp->store, &imp->tree, im->id, err);
         } else {
                 RenderProgress progress = {

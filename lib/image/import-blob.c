@@ -245,6 +245,9 @@ int import_layer_stream(Import *imp, const char *src_path, const char *digest, i
                 .size = size,
                 .diff_id = diff_id,
                 .blob_fd = out,
+                /* import_finish() syncs the blobs' file system after the
+                 * tree's, before any blob joins the store. */
+                .blob_synced_by_caller = true,
                 .rootfd = imp->tree.rootfd,
                 .layer = &layer,
         };

@@ -534,7 +534,7 @@ int layer_stream_end(LayerStream *s, uint64_t *ret_size, Error **err) {
                         r = error_set(err, -EBADMSG, "%s: its uncompressed content hashes to " DIGEST_PREFIX "%s, not to its diff_id %s (corrupt)",
                                       s->what, hex, s->spec.diff_id);
         }
-        if (r >= 0 && s->spec.blob_fd >= 0 && fsync(s->spec.blob_fd) < 0)
+        if (r >= 0 && s->spec.blob_fd >= 0 && !s->spec.blob_synced_by_caller && fsync(s->spec.blob_fd) < 0)
                 r = error_sys(err, -errno, "%s: syncing the blob", s->what);
         if (r >= 0 && ret_size)
                 *ret_size = s->size;
