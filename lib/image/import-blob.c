@@ -206,24 +206,32 @@ static int report_layer(Import *imp, size_t index, size_t n, uint64_t bytes, uin
         return r < 0 ? error_sys(err, r, "%s", what) : 0;
 }
 
-int import_layer_stream(Import *imp, const char *src_path, const char *digest, int64_t size, const char *diff_id,
-                        size_t index, size_t n, char ret_digest[DIGEST_STRING_SIZE], uint64_t *ret_size, Error **err) {
+int import_layer_stream(Import *imp, int src_fd, const char *src_path, const char *digest, int64_t size,
+                        const char *diff_id, size_t index, size_t n, char ret_digest[DIGEST_STRING_SIZE],
+                        uint64_t *ret_size, Error **err) {
         char what[DIGEST_STRING_SIZE + 16];
         snprintf(what, sizeof(what), "layer %s", digest);
         if (!digest_is_valid(digest))
                 return error_set(err, -EBADMSG, "layer: \"%s\" is not a sha256 digest", digest);
-        if (imp->tree.rootfd < 0) {
+        /* A tree made before (by an import that died before its record
+         * was written) is as good as ours: then the layers are only
+         * stored and checked. */
+        if (imp->tree.rootfd < 0 && !image_store_has_tree(imp->store, imp->image->id)) {
                 int r = tree_staging_begin(imp->store, imp->image->id, &imp->tree, err);
                 if (r < 0)
                         return r;
         }
 
-        /* A FIFO in a layout must not hang the import. */
-        _cleanup_close_ int fd = open_regular_in_root(imp->src_fd, src_path, SIZE_MAX);
-        if (fd == -EBADMSG)
-                return error_set(err, fd, "layer: %s: not a regular file", src_path);
-        if (fd < 0)
-                return error_sys(err, fd, "layer: %s", src_path);
+        _cleanup_close_ int fd = -1;
+        if (src_path) {
+                /* A FIFO in a layout must not hang the import. */
+                fd = open_regular_in_root(src_fd, src_path, SIZE_MAX);
+                if (fd == -EBADMSG)
+                        return error_set(err, fd, "layer: %s: not a regular file", src_path);
+                if (fd < 0)
+                        return error_sys(err, fd, "layer: %s", src_path);
+                src_fd = fd;
+        }
 
         /* The store may have the blob: it is read all the same, as the
          * tree is made of these bytes, but not written again. */
@@ -256,11 +264,11 @@ int import_layer_stream(Import *imp, const char *src_path, const char *digest, i
         int r = buf ? layer_stream_start(&spec, &ls, err) : error_sys(err, -ENOMEM, "%s", what);
         uint64_t done = 0, total = size >= 0 ? (uint64_t) size : 0;
         while (r >= 0) {
-                ssize_t k = read(fd, buf, COPY_BUFFER_SIZE);
+                ssize_t k = read(src_fd, buf, COPY_BUFFER_SIZE);
                 if (k < 0 && errno == EINTR)
                         continue;
                 if (k < 0) {
-                        r = error_sys(err, -errno, "%s: reading %s", what, src_path);
+                        r = error_sys(err, -errno, "%s: reading", what);
                         break;
                 }
                 if (k == 0)
@@ -269,7 +277,8 @@ int import_layer_stream(Import *imp, const char *src_path, const char *digest, i
                 if (r < 0)
                         break;
                 done += (uint64_t) k;
-                imp->read_bytes += (uint64_t) k;
+                if (src_path)
+                        imp->read_bytes += (uint64_t) k;
                 r = report_layer(imp, index, n, done, total, what, err);
         }
         uint64_t blob_size = 0;
@@ -285,7 +294,8 @@ int import_layer_stream(Import *imp, const char *src_path, const char *digest, i
                         (void) rm_rf_at_counting(imp->blobs_fd, tmp, imp->opts->ret_freed);
                 return r;
         }
-        snprintf(ret_digest, DIGEST_STRING_SIZE, "%s", digest);
+        if (ret_digest != digest)
+                snprintf(ret_digest, DIGEST_STRING_SIZE, "%s", digest);
         if (ret_size)
                 *ret_size = blob_size;
         return 0;

@@ -52,13 +52,16 @@ int import_blob_from_fd(Import *imp, int fd, const char *expected_digest, int64_
 int import_blob_from_memory(Import *imp, const void *data, size_t size, char ret_digest[DIGEST_STRING_SIZE], Error **err);
 /* Reads a (small, JSON) blob that import_blob() stored. */
 int import_read_blob(Import *imp, const char *digest, char **ret, size_t *ret_size, Error **err);
-/* Reads layer number index (0-based, of n) of the image from src_path of
- * the source once: stored as a blob (unless the store has it), checked
- * against digest, size and diff_id (NULL: not checked), and applied to
- * imp->tree (begun here for the first layer) in the same pass. Returns its
+/* Reads layer number index (0-based, of n) of the image once, from
+ * src_path in src_fd (a layout), or from src_fd itself (src_path NULL: a
+ * blob staged or stored already): stored as a blob unless the store or the
+ * staging has it, checked against digest, size and diff_id (NULL: not
+ * checked), and applied to imp->tree (begun here for the first layer,
+ * unless the store has the image's tree) in the same pass. Returns its
  * digest and size. */
-int import_layer_stream(Import *imp, const char *src_path, const char *digest, int64_t size, const char *diff_id,
-                        size_t index, size_t n, char ret_digest[DIGEST_STRING_SIZE], uint64_t *ret_size, Error **err);
+int import_layer_stream(Import *imp, int src_fd, const char *src_path, const char *digest, int64_t size,
+                        const char *diff_id, size_t index, size_t n, char ret_digest[DIGEST_STRING_SIZE],
+                        uint64_t *ret_size, Error **err);
 /* Opens a blob that import_blob() stored. */
 int import_open_blob(Import *imp, const char *digest);
 

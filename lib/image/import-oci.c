@@ -144,13 +144,22 @@ int import_oci_layout(Import *imp, Error **err) {
                 snprintf(w, sizeof(w), "manifest %s: layers[%zu]", manifest_digest, i);
                 blob_path(l->digest, path);
                 /* A layout's layer is read once, and applied as it is read.
-                 * An unpacked archive's files were read (and hashed) once
-                 * already: they are moved, then rendered. */
+                 * An unpacked archive's files were hashed while unpacked:
+                 * they are moved into staging, then applied from there
+                 * (decompressed on a thread of their own, diff_id checked). */
+                const char *diff_id = c.n_diff_ids > 0 ? c.diff_ids[i] : NULL;
                 if (!imp->files)
-                        r = import_layer_stream(imp, path, l->digest, (int64_t) l->size,
-                                                c.n_diff_ids > 0 ? c.diff_ids[i] : NULL, i, m.n_layers, digest, &size, err);
-                else
+                        r = import_layer_stream(imp, imp->src_fd, path, l->digest, (int64_t) l->size, diff_id, i,
+                                                m.n_layers, digest, &size, err);
+                else {
                         r = import_blob(imp, path, l->digest, (int64_t) l->size, "layer", digest, &size, err);
+                        _cleanup_close_ int fd = r >= 0 ? import_open_blob(imp, digest) : -1;
+                        if (r >= 0 && fd < 0)
+                                r = error_sys(err, fd, "%s", w);
+                        if (r >= 0)
+                                r = import_layer_stream(imp, fd, NULL, digest, (int64_t) size, diff_id, i, m.n_layers,
+                                                        digest, &size, err);
+                }
                 if (r < 0 || (r = import_add_layer(imp, digest, l->media_type, size)) < 0)
                         return r < 0 && err && *err ? r : error_sys(err, r, "%s", w);
         }

@@ -65,8 +65,8 @@ struct LayerStream {
         Error *decompress_err, *extract_err;
 };
 
-static int pipe_init(Pipe *p, LayerStream *s) {
-        *p = (Pipe) { .stream = s };
+/* Buffers only for a pipe that has a reader: 8 MiB each. */
+static int pipe_alloc(Pipe *p) {
         for (size_t i = 0; i < PIPE_SLOTS; i++)
                 if (!(p->buf[i] = malloc(PIPE_SLOT_SIZE)))
                         return -ENOMEM;
@@ -312,6 +312,11 @@ static int stream_decide(LayerStream *s, Error **err) {
                 s->compressed.reader_gone = true;
         if (!s->have_extract)
                 s->tar.reader_gone = true;
+        if ((!s->compressed.reader_gone && pipe_alloc(&s->compressed) < 0) ||
+            (!s->tar.reader_gone && pipe_alloc(&s->tar) < 0)) {
+                s->have_decompress = s->have_extract = false;
+                return error_sys(err, -ENOMEM, "%s", s->what);
+        }
         int r = 0;
         if (s->have_decompress) {
                 r = -pthread_create(&s->decompress_thread, NULL, decompress_main, s);
@@ -453,10 +458,8 @@ int layer_stream_start(const LayerStreamSpec *spec, LayerStream **ret, Error **e
         pthread_cond_init(&s->cond, NULL);
         sha256_init(&s->blob_hash);
         sha256_init(&s->tar_hash);
-        if (pipe_init(&s->compressed, s) < 0 || pipe_init(&s->tar, s) < 0) {
-                stream_free(s);
-                return error_sys(err, -ENOMEM, "%s", s->what);
-        }
+        s->compressed = (Pipe) { .stream = s };
+        s->tar = (Pipe) { .stream = s };
 
         /* A resumed blob: what is there goes through the pass first. */
         int r = 0;
