@@ -437,6 +437,48 @@ static void test_metadata(void) {
         ASSERT(fstatat(root, "bin", &st, AT_SYMLINK_NOFOLLOW) == 0);
         ASSERT_EQ_INT(st.st_mode & 07777, 0755);
         close(root);
+
+        /* Owner and mode as the entries say, whatever a new file would get
+         * by itself: set-id bits, modes the umask would cut, a group other
+         * than ours, and the group a setgid directory would hand down. */
+        if (geteuid() != 0)
+                return;
+        root = fresh_tree();
+        tar_begin(&t, ARCHIVE_FILTER_NONE);
+        e = tar_entry("shared", AE_IFDIR, 02775);
+        archive_entry_set_gid(e, 50);
+        tar_write(&t, e, NULL, 0);
+        tar_write(&t, tar_entry("shared/plain", AE_IFREG, 0644), "p", 1);
+        e = tar_entry("suid", AE_IFREG, 04755);
+        tar_write(&t, e, "s", 1);
+        e = tar_entry("open", AE_IFREG, 0666);
+        tar_write(&t, e, "o", 1);
+        e = tar_entry("owned", AE_IFREG, 0600);
+        archive_entry_set_uid(e, 1000);
+        archive_entry_set_gid(e, 100);
+        tar_write(&t, e, "x", 1);
+        mode_t old = umask(022);
+        ASSERT_EQ_INT(apply(root, tar_end(&t), &oci, NULL), 0);
+        umask(old);
+        static const struct {
+                const char *path;
+                mode_t mode;
+                uid_t uid;
+                gid_t gid;
+        } want[] = {
+                { "shared", 02775, 0, 50 },
+                { "shared/plain", 0644, 0, 0 },
+                { "suid", 04755, 0, 0 },
+                { "open", 0666, 0, 0 },
+                { "owned", 0600, 1000, 100 },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(want); i++) {
+                ASSERT(fstatat(root, want[i].path, &st, AT_SYMLINK_NOFOLLOW) == 0);
+                ASSERT_EQ_INT(st.st_mode & 07777, want[i].mode);
+                ASSERT_EQ_INT(st.st_uid, want[i].uid);
+                ASSERT_EQ_INT(st.st_gid, want[i].gid);
+        }
+        close(root);
 }
 
 static void test_subdir(void) {
