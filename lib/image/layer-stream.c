@@ -48,6 +48,15 @@ struct LayerStream {
         uint64_t size;                  /* fed so far */
         uint64_t write_offset;          /* of blob_fd */
         uint64_t synced;                /* writeback started up to here */
+        /* The blob is written on a thread of its own, so that the disk's
+         * pace never holds up the others. It is written once and not read
+         * back soon: with O_DIRECT it goes to the disk without passing
+         * through the page cache (a copy and fresh pages fewer). */
+        Pipe blob;                      /* feeder -> blob writer thread */
+        bool have_writer;
+        pthread_t writer_thread;
+        int writer_r;
+        int blob_flags;                 /* blob_fd's own, given back at the end; -1: unchanged */
 
         uint8_t head[8];                /* the first bytes, until the compression is known */
         size_t n_head;
@@ -65,11 +74,14 @@ struct LayerStream {
         Error *decompress_err, *extract_err;
 };
 
-/* Buffers only for a pipe that has a reader: 8 MiB each. */
+/* Buffers only for a pipe that has a reader: 8 MiB each. Aligned for
+ * O_DIRECT writes. */
 static int pipe_alloc(Pipe *p) {
         for (size_t i = 0; i < PIPE_SLOTS; i++)
-                if (!(p->buf[i] = malloc(PIPE_SLOT_SIZE)))
+                if (posix_memalign((void **) &p->buf[i], 4096, PIPE_SLOT_SIZE) != 0) {
+                        p->buf[i] = NULL;
                         return -ENOMEM;
+                }
         return 0;
 }
 
@@ -350,6 +362,11 @@ static int stream_thread_failure(LayerStream *s, Error **err) {
         pthread_mutex_lock(&s->lock);
         int r = 0;
         Error **e = NULL;
+        if (s->writer_r < 0 && s->writer_r != -ECANCELED) {
+                r = s->writer_r;
+                pthread_mutex_unlock(&s->lock);
+                return error_sys(err, r, "%s: writing the blob", s->what);
+        }
         if (s->extract_r < 0 && error_stops_at_once(s->extract_r)) {
                 r = s->extract_r;
                 e = &s->extract_err;
@@ -363,6 +380,91 @@ static int stream_thread_failure(LayerStream *s, Error **err) {
         }
         pthread_mutex_unlock(&s->lock);
         return r;
+}
+
+#define DIRECT_ALIGN 4096U
+
+/* Switches blob_fd to O_DIRECT when its file system takes it. */
+static void blob_direct_begin(LayerStream *s) {
+        s->blob_flags = -1;
+        if (s->write_offset % DIRECT_ALIGN != 0)
+                return;
+        int flags = fcntl(s->spec.blob_fd, F_GETFL);
+        if (flags < 0 || (flags & O_DIRECT) || fcntl(s->spec.blob_fd, F_SETFL, flags | O_DIRECT) < 0)
+                return; /* tmpfs and others: buffered */
+        s->blob_flags = flags;
+}
+
+/* Back to buffered writes (for a tail that is not aligned, or for good). */
+static void blob_direct_end(LayerStream *s) {
+        if (s->blob_flags >= 0)
+                (void) fcntl(s->spec.blob_fd, F_SETFL, s->blob_flags);
+        s->blob_flags = -1;
+}
+
+static int blob_write_buffered(LayerStream *s, const uint8_t *data, size_t size) {
+        if (lseek(s->spec.blob_fd, (off_t) s->write_offset, SEEK_SET) < 0)
+                return -errno;
+        int r = write_all(s->spec.blob_fd, data, size);
+        if (r < 0)
+                return r;
+        s->write_offset += size;
+        /* Start writeback now, so that the sync at the end does not have
+         * to wait for all of it at once. */
+        if (s->write_offset - s->synced >= (8U << 20)) {
+                (void) sync_file_range(s->spec.blob_fd, (off64_t) s->synced, (off64_t) (s->write_offset - s->synced),
+                                       SYNC_FILE_RANGE_WRITE);
+                s->synced = s->write_offset;
+        }
+        return 0;
+}
+
+/* One block of the pipe: full slots are aligned, the last may not be. */
+static int blob_put(LayerStream *s, const uint8_t *data, size_t size) {
+        while (s->blob_flags >= 0 && size >= DIRECT_ALIGN) {
+                size_t aligned = size - size % DIRECT_ALIGN;
+                ssize_t k = pwrite(s->spec.blob_fd, data, aligned, (off_t) s->write_offset);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0 && errno == EINVAL) {
+                        /* The file system wants another alignment after all. */
+                        blob_direct_end(s);
+                        break;
+                }
+                if (k < 0)
+                        return -errno;
+                if (k == 0 || k % DIRECT_ALIGN != 0)
+                        return -EIO;
+                data += k;
+                size -= (size_t) k;
+                s->write_offset += (uint64_t) k;
+                s->synced = s->write_offset;
+        }
+        if (size == 0)
+                return 0;
+        blob_direct_end(s);
+        return blob_write_buffered(s, data, size);
+}
+
+static void *writer_main(void *userdata) {
+        LayerStream *s = userdata;
+        int r = 0;
+        for (;;) {
+                const void *block;
+                ssize_t n = pipe_read(&s->blob, &block);
+                if (n <= 0) {
+                        r = (int) n;
+                        break;
+                }
+                r = blob_put(s, block, (size_t) n);
+                if (r < 0)
+                        break;
+        }
+        pipe_reader_done(&s->blob);
+        pthread_mutex_lock(&s->lock);
+        s->writer_r = r;
+        pthread_mutex_unlock(&s->lock);
+        return NULL;
 }
 
 static int stream_push(LayerStream *s, const uint8_t *data, size_t size, Error **err) {
@@ -395,18 +497,10 @@ static int stream_take(LayerStream *s, const uint8_t *data, size_t size, bool wr
                 return r;
         sha256_update(&s->blob_hash, data, size);
         s->size += size;
-        if (write_blob && s->spec.blob_fd >= 0) {
-                r = write_all(s->spec.blob_fd, data, size);
+        if (write_blob && s->have_writer) {
+                r = pipe_write(&s->blob, data, size);
                 if (r < 0)
-                        return error_sys(err, r, "%s: writing the blob", s->what);
-                s->write_offset += size;
-                /* Start writeback now, so that the fsync at the end does not
-                 * have to wait for all of it at once. */
-                if (s->write_offset - s->synced >= (8U << 20)) {
-                        (void) sync_file_range(s->spec.blob_fd, (off64_t) s->synced, (off64_t) (s->write_offset - s->synced),
-                                               SYNC_FILE_RANGE_WRITE);
-                        s->synced = s->write_offset;
-                }
+                        return error_set(err, r, "%s: interrupted", s->what);
         }
         return stream_push(s, data, size, err);
 }
@@ -416,6 +510,8 @@ int layer_stream_feed(LayerStream *s, const void *data, size_t size, Error **err
 }
 
 static void stream_free(LayerStream *s) {
+        blob_direct_end(s);
+        pipe_done(&s->blob);
         pipe_done(&s->compressed);
         pipe_done(&s->tar);
         error_free(s->decompress_err);
@@ -426,6 +522,9 @@ static void stream_free(LayerStream *s) {
 }
 
 static void stream_join(LayerStream *s) {
+        if (s->have_writer)
+                pthread_join(s->writer_thread, NULL);
+        s->have_writer = false;
         if (s->have_decompress)
                 pthread_join(s->decompress_thread, NULL);
         if (s->have_extract)
@@ -450,6 +549,7 @@ int layer_stream_start(const LayerStreamSpec *spec, LayerStream **ret, Error **e
         if (!s)
                 return error_sys(err, -ENOMEM, "layer %s", spec->digest);
         s->spec = *spec;
+        s->blob_flags = -1;
         s->layer = spec->layer ? *spec->layer : default_layer;
         s->layer.progress = extract_check_cancelled;
         s->layer.userdata = s;
@@ -486,6 +586,21 @@ int layer_stream_start(const LayerStreamSpec *spec, LayerStream **ret, Error **e
                         r = error_sys(err, -errno, "%s: resuming", s->what);
                 s->write_offset = s->synced = spec->resume_size;
         }
+        /* The writer, for the bytes fed from now on. */
+        s->blob = (Pipe) { .stream = s };
+        s->blob_flags = -1;
+        if (r >= 0 && spec->blob_fd >= 0) {
+                if (pipe_alloc(&s->blob) < 0)
+                        r = error_sys(err, -ENOMEM, "%s", s->what);
+                else {
+                        blob_direct_begin(s);
+                        r = -pthread_create(&s->writer_thread, NULL, writer_main, s);
+                        if (r < 0)
+                                r = error_sys(err, r, "%s: starting a thread", s->what);
+                        else
+                                s->have_writer = true;
+                }
+        }
         if (r < 0) {
                 layer_stream_abort(s);
                 return r;
@@ -507,7 +622,14 @@ int layer_stream_end(LayerStream *s, uint64_t *ret_size, Error **err) {
                 }
         }
         pipe_close(&s->compressed);
+        if (s->have_writer)
+                pipe_close(&s->blob);
         stream_join(s);
+        if (s->writer_r < 0) {
+                r = error_sys(err, s->writer_r, "%s: writing the blob", s->what);
+                stream_free(s);
+                return r;
+        }
 
         uint8_t md[SHA256_DIGEST_SIZE];
         char hex[SHA256_HEX_SIZE];
