@@ -185,8 +185,10 @@ static int import_finish(Import *imp, Error **err) {
                 /* The layers were applied while they were read. The last
                  * chance to stop: once in place, the tree is the store's. */
                 if (imp->opts->progress) {
+                        uint64_t last = im->n_layers > 0 ? im->layers[im->n_layers - 1].size : 0;
                         ImportProgress p = {
-                                .stage = IMPORT_RENDERING, .layer = im->n_layers, .n_layers = im->n_layers,
+                                .stage = IMPORT_RENDERING, .bytes = last, .total = last,
+                                .layer = im->n_layers, .n_layers = im->n_layers,
                         };
                         r = imp->opts->progress(&p, imp->opts->userdata);
                         if (r < 0)
