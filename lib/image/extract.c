@@ -82,9 +82,6 @@ static int path_set_add(PathSet *s, const char *path) {
         return 0;
 }
 
-/* A large file is written back while it is written, in pieces of this. */
-#define WRITEBACK_CHUNK ((la_int64_t) 8 << 20)
-
 typedef struct Extract {
         int rootfd;
         bool privileged;        /* may chown and mknod */
@@ -216,7 +213,7 @@ static int extract_regular(Extract *x, struct archive *a, struct archive_entry *
 
         const void *buf;
         size_t size;
-        la_int64_t offset, pos = 0, kicked = 0;
+        la_int64_t offset, pos = 0;
         int r;
         while ((r = archive_read_data_block(a, &buf, &size, &offset)) == ARCHIVE_OK) {
                 if (offset != pos && lseek(fd, offset, SEEK_SET) < 0) /* sparse */
@@ -225,20 +222,11 @@ static int extract_regular(Extract *x, struct archive *a, struct archive_entry *
                 if (k < 0)
                         return k;
                 pos = offset + (la_int64_t) size;
-                if (pos - kicked >= WRITEBACK_CHUNK) {
-                        (void) sync_file_range(fd, kicked, pos - kicked, SYNC_FILE_RANGE_WRITE);
-                        kicked = pos;
-                }
                 if (x->opts->progress && (k = x->opts->progress(x->opts->userdata)) < 0)
                         return k;
         }
         if (r != ARCHIVE_EOF)
                 return -EBADMSG;
-        /* Every tree is synced before it is used: start writing it back
-         * now, while the next entries are unpacked, rather than all of it
-         * in the syncfs at the end. Does not wait for the disk. */
-        if (pos > kicked)
-                (void) sync_file_range(fd, kicked, 0, SYNC_FILE_RANGE_WRITE);
         if (archive_entry_size_is_set(e) && archive_entry_size(e) > pos &&
             ftruncate(fd, archive_entry_size(e)) < 0)
                 return -errno;

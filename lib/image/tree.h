@@ -30,10 +30,15 @@ int tree_render(ImageStore *s, const Image *image, int staged_blobs_fd, LayerBud
 /* A tree being rendered: images/tmp/render-XXX/rootfs, locked against gc
  * while dirfd is open. For renders that apply the layers themselves while
  * they arrive (layer-stream), and for tree_render. */
+typedef struct TreeSyncer TreeSyncer;
 typedef struct TreeStaging {
         char name[32];          /* in the store's tmp directory */
         int dirfd;              /* render-XXX, locked */
         int rootfd;             /* render-XXX/rootfs, where the layers go */
+        /* Writes the tree back while it is made (a thread that syncs its
+         * file system over and over), so that the sync before it is used
+         * finds little left; NULL when no thread could be started. */
+        TreeSyncer *syncer;
 } TreeStaging;
 
 #define TREE_STAGING_INIT { .dirfd = -1, .rootfd = -1 }
