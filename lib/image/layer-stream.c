@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <sys/uio.h>
 
 #include "basic/fs.h"
 #include "image/archive-util.h"
@@ -20,7 +21,7 @@ typedef struct Pipe {
         uint8_t *buf[PIPE_SLOTS];
         size_t len[PIPE_SLOTS];
         uint64_t w, r;                  /* slots committed by the writer, released by the reader */
-        bool held;                      /* the reader holds slot r */
+        size_t held;                    /* the reader holds slots r .. r + held - 1 */
         size_t fill;                    /* bytes in slot w, which the writer fills (its own until committed) */
         bool closed;                    /* the writer is done */
         bool reader_gone;               /* the reader stopped: what is written is dropped */
@@ -142,12 +143,14 @@ static void pipe_close(Pipe *p) {
 
 /* Reader side: the next block (valid until the next call), 0 at the end,
  * -ECANCELED. */
-static ssize_t pipe_read(Pipe *p, const void **ret) {
+/* Reader side: up to max blocks that are there (valid until the next
+ * call), at least one; 0 at the end, -ECANCELED. */
+static ssize_t pipe_readv(Pipe *p, struct iovec *iov, size_t max) {
         LayerStream *s = p->stream;
         pthread_mutex_lock(&s->lock);
-        if (p->held) {
-                p->r++;
-                p->held = false;
+        if (p->held > 0) {
+                p->r += p->held;
+                p->held = 0;
                 pthread_cond_broadcast(&s->cond);
         }
         while (p->w == p->r && !p->closed && !s->cancelled)
@@ -155,14 +158,24 @@ static ssize_t pipe_read(Pipe *p, const void **ret) {
         ssize_t n;
         if (s->cancelled)
                 n = -ECANCELED;
-        else if (p->w == p->r)
-                n = 0;
         else {
-                p->held = true;
-                *ret = p->buf[p->r % PIPE_SLOTS];
-                n = (ssize_t) p->len[p->r % PIPE_SLOTS];
+                while (p->held < max && p->r + p->held < p->w) {
+                        size_t i = (p->r + p->held) % PIPE_SLOTS;
+                        iov[p->held++] = (struct iovec) { .iov_base = p->buf[i], .iov_len = p->len[i] };
+                }
+                n = (ssize_t) p->held;
         }
         pthread_mutex_unlock(&s->lock);
+        return n;
+}
+
+static ssize_t pipe_read(Pipe *p, const void **ret) {
+        struct iovec iov;
+        ssize_t n = pipe_readv(p, &iov, 1);
+        if (n > 0) {
+                *ret = iov.iov_base;
+                n = (ssize_t) iov.iov_len;
+        }
         return n;
 }
 
@@ -170,10 +183,8 @@ static ssize_t pipe_read(Pipe *p, const void **ret) {
 static void pipe_reader_done(Pipe *p) {
         pthread_mutex_lock(&p->stream->lock);
         p->reader_gone = true;
-        if (p->held) {
-                p->r++;
-                p->held = false;
-        }
+        p->r += p->held;
+        p->held = 0;
         pthread_cond_broadcast(&p->stream->cond);
         pthread_mutex_unlock(&p->stream->lock);
 }
@@ -383,6 +394,7 @@ static int stream_thread_failure(LayerStream *s, Error **err) {
 }
 
 #define DIRECT_ALIGN 4096U
+#define WRITER_BATCH 4           /* slots per write: 4 MiB, what the disk takes in one request */
 
 /* Switches blob_fd to O_DIRECT when its file system takes it. */
 static void blob_direct_begin(LayerStream *s) {
@@ -446,17 +458,61 @@ static int blob_put(LayerStream *s, const uint8_t *data, size_t size) {
         return blob_write_buffered(s, data, size);
 }
 
+/* Full slots are aligned: several go to the disk in one request. */
+static int blob_putv(LayerStream *s, const struct iovec *iov, size_t n) {
+        size_t full = 0;
+        uint64_t bytes = 0;
+        while (full < n && iov[full].iov_len % DIRECT_ALIGN == 0) {
+                bytes += iov[full].iov_len;
+                full++;
+        }
+        if (s->blob_flags >= 0 && full > 1) {
+                ssize_t k;
+                do
+                        k = pwritev(s->spec.blob_fd, iov, (int) full, (off_t) s->write_offset);
+                while (k < 0 && errno == EINTR);
+                if (k == (ssize_t) bytes) {
+                        s->write_offset += bytes;
+                        s->synced = s->write_offset;
+                        iov += full;
+                        n -= full;
+                } else if (k < 0 && errno != EINVAL)
+                        return -errno;
+                else if (k >= 0) {
+                        /* Short: the rest one by one, from where it stopped. */
+                        s->write_offset += (uint64_t) k;
+                        s->synced = s->write_offset;
+                        size_t skip = (size_t) k;
+                        for (; n > 0 && skip >= iov->iov_len; iov++, n--)
+                                skip -= iov->iov_len;
+                        if (n > 0) {
+                                int r = blob_put(s, (const uint8_t *) iov->iov_base + skip, iov->iov_len - skip);
+                                if (r < 0)
+                                        return r;
+                                iov++;
+                                n--;
+                        }
+                }
+        }
+        for (size_t i = 0; i < n; i++) {
+                int r = blob_put(s, iov[i].iov_base, iov[i].iov_len);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 static void *writer_main(void *userdata) {
         LayerStream *s = userdata;
         int r = 0;
         for (;;) {
-                const void *block;
-                ssize_t n = pipe_read(&s->blob, &block);
+                struct iovec iov[WRITER_BATCH];
+                ssize_t n = pipe_readv(&s->blob, iov, WRITER_BATCH);
                 if (n <= 0) {
                         r = (int) n;
                         break;
                 }
-                r = blob_put(s, block, (size_t) n);
+                r = blob_putv(s, iov, (size_t) n);
                 if (r < 0)
                         break;
         }
