@@ -91,6 +91,13 @@ typedef struct Extract {
         /* Entries of a tar mostly share their parent: keep the last one open. */
         char *parent_path;
         int parent_fd;
+        bool parent_setgid;     /* new files in it get its group */
+        /* What a new file gets without a chown or chmod: who we are and
+         * the umask (-1: not known); then both calls are skipped when they
+         * would change nothing, as they do for most files of an image. */
+        uid_t uid;
+        gid_t gid;
+        int umask;
 } Extract;
 
 static void extract_forget_parent(Extract *x) {
@@ -107,6 +114,13 @@ static int extract_parent(Extract *x, const char *parent) {
         int fd = mkdir_p_in_root(x->rootfd, parent, 0755, true);
         if (fd < 0)
                 return fd;
+        struct stat st;
+        if (fstat(fd, &st) < 0) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        x->parent_setgid = st.st_mode & S_ISGID;
         if (!(x->parent_path = strdup(parent))) {
                 close(fd);
                 return -ENOMEM;
@@ -141,13 +155,31 @@ static bool xattr_is_allowed(const char *name) {
         return startswith(name, "user.") || streq(name, "security.capability");
 }
 
-static int extract_metadata(Extract *x, int fd, struct archive_entry *e, bool is_dir) {
-        if (x->privileged && fchown(fd, archive_entry_uid(e), archive_entry_gid(e)) < 0)
+/* The mode a new regular file can be created with so that no fchmod is
+ * needed, or -1. Set-id bits always need one: a chown clears them. */
+static int extract_mode_at_create(const Extract *x, struct archive_entry *e) {
+        mode_t mode = archive_entry_perm(e) & 07777;
+        if (x->umask < 0 || (mode & 07000) || (mode & (mode_t) x->umask))
+                return -1;
+        return (int) mode;
+}
+
+/* Whether a new regular file in the cached parent is owned as the entry
+ * says already. */
+static bool extract_owner_at_create(const Extract *x, struct archive_entry *e) {
+        return !x->parent_setgid && (uid_t) archive_entry_uid(e) == x->uid && (gid_t) archive_entry_gid(e) == x->gid;
+}
+
+/* created: a regular file just made with extract_mode_at_create()'s mode
+ * (>= 0) in the cached parent: owner and mode are skipped when right. */
+static int extract_metadata(Extract *x, int fd, struct archive_entry *e, bool is_dir, int created_mode) {
+        if (x->privileged && !(created_mode >= 0 && extract_owner_at_create(x, e)) &&
+            fchown(fd, archive_entry_uid(e), archive_entry_gid(e)) < 0)
                 return -errno;
         mode_t mode = archive_entry_perm(e) & 07777;
         if (is_dir && !x->privileged)
                 mode |= 0700; /* unprivileged: the owner must still be able to fill it */
-        if (fchmod(fd, mode) < 0)
+        if (created_mode < 0 && fchmod(fd, mode) < 0)
                 return -errno;
 
         const char *name;
@@ -171,7 +203,11 @@ static int extract_metadata(Extract *x, int fd, struct archive_entry *e, bool is
 }
 
 static int extract_regular(Extract *x, struct archive *a, struct archive_entry *e, int pfd, const char *base) {
-        _cleanup_close_ int fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        /* O_EXCL: an existing name, even a symlink, fails (the caller
+         * removes it and tries again); nothing is followed. */
+        int created_mode = extract_mode_at_create(x, e);
+        _cleanup_close_ int fd = openat(pfd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                        created_mode >= 0 ? (mode_t) created_mode : 0600);
         if (fd < 0)
                 return -errno;
 
@@ -194,7 +230,7 @@ static int extract_regular(Extract *x, struct archive *a, struct archive_entry *
         if (archive_entry_size_is_set(e) && archive_entry_size(e) > pos &&
             ftruncate(fd, archive_entry_size(e)) < 0)
                 return -errno;
-        return extract_metadata(x, fd, e, false);
+        return extract_metadata(x, fd, e, false, created_mode);
 }
 
 static int extract_directory(Extract *x, struct archive_entry *e, int pfd, const char *base) {
@@ -203,7 +239,7 @@ static int extract_directory(Extract *x, struct archive_entry *e, int pfd, const
         _cleanup_close_ int fd = openat(pfd, base, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0)
                 return -errno;
-        return extract_metadata(x, fd, e, true);
+        return extract_metadata(x, fd, e, true, -1);
 }
 
 static int extract_symlink(Extract *x, struct archive_entry *e, int pfd, const char *base) {
@@ -356,6 +392,14 @@ static int extract_entry(Extract *x, struct archive *a, struct archive_entry *e,
         mode_t type = archive_entry_filetype(e);
         const char *link_name = archive_entry_hardlink(e);
 
+        /* Most entries are new regular files: created first (O_EXCL, never
+         * through anything at the name), replacing only when that fails. */
+        if (type == AE_IFREG && !link_name) {
+                r = extract_regular(x, a, e, pfd, base);
+                if (r != -EEXIST)
+                        goto done;
+        }
+
         /* A later entry replaces an earlier one; only directory onto
          * directory merges. Removing first also means no write ever goes
          * through a symlink that sits at this name. */
@@ -378,8 +422,6 @@ static int extract_entry(Extract *x, struct archive *a, struct archive_entry *e,
         switch (type) {
         case AE_IFREG:
                 r = extract_regular(x, a, e, pfd, base);
-                if (r == -EBADMSG)
-                        return error_set(err, r, "%s: \"%s\": %s", x->what, path, archive_error_string(a));
                 break;
         case AE_IFDIR:
                 r = extract_directory(x, e, pfd, base);
@@ -396,6 +438,9 @@ static int extract_entry(Extract *x, struct archive *a, struct archive_entry *e,
         default:
                 return error_set(err, -EBADMSG, "%s: \"%s\": unsupported entry type 0%o", x->what, path, type);
         }
+done:
+        if (r == -EBADMSG && type == AE_IFREG && !link_name)
+                return error_set(err, r, "%s: \"%s\": %s", x->what, path, archive_error_string(a));
         if (r == -ECANCELED)
                 return error_set(err, r, "%s: interrupted", x->what);
         if (r < 0)
@@ -403,15 +448,34 @@ static int extract_entry(Extract *x, struct archive *a, struct archive_entry *e,
         return 0;
 }
 
+/* The umask, without changing it (umask() would, for a moment, under the
+ * other threads); -1 when the kernel does not say. */
+static int read_umask(void) {
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
+        char line[256];
+        unsigned m;
+        while (f && fgets(line, sizeof(line), f))
+                if (sscanf(line, "Umask: %o", &m) == 1)
+                        return (int) (m & 0777);
+        return -1;
+}
+
 int layer_apply(int rootfd, int layer_fd, const LayerOptions *opts, const char *what, Error **err) {
         _cleanup_archive_read_ struct archive *a = NULL;
         int r = archive_open_tar_fd(layer_fd, what, &a, err);
         if (r < 0)
                 return r;
+        return layer_apply_archive(rootfd, a, opts, what, err);
+}
 
+int layer_apply_archive(int rootfd, struct archive *a, const LayerOptions *opts, const char *what, Error **err) {
+        int r = 0;
         Extract x = {
                 .rootfd = rootfd,
                 .privileged = geteuid() == 0,
+                .uid = geteuid(),
+                .gid = getegid(),
+                .umask = read_umask(),
                 .opts = opts,
                 .what = what,
                 .parent_fd = -1,

@@ -41,3 +41,9 @@ typedef struct LayerOptions {
  * the size of what is unpacked, and by 16 bytes per entry of the layer
  * (which a whiteout of the same layer must not hide). */
 int layer_apply(int rootfd, int layer_fd, const LayerOptions *opts, const char *what, Error **err);
+
+/* The same, reading the tar from an archive opened for reading (its format
+ * and filters set, not yet at the first header): layer-stream feeds one
+ * from another thread. */
+struct archive;
+int layer_apply_archive(int rootfd, struct archive *a, const LayerOptions *opts, const char *what, Error **err);

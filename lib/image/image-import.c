@@ -180,13 +180,38 @@ static int render_progress(void *userdata, size_t layer, size_t n_layers, uint64
 static int import_finish(Import *imp, Error **err) {
         Image *im = imp->image;
         im->imported_at = now_usec();
-        LayerBudget budget = { .max_entries = imp->opts->max_entries, .max_bytes = imp->opts->max_bytes };
-        RenderProgress progress = {
-                .fn = imp->opts->progress ? render_progress : NULL,
-                .userdata = imp,
-                .freed = imp->opts->ret_freed,
-        };
-        int r = tree_render(imp->store, im, imp->blobs_fd, &budget, &progress, err);
+        int r;
+        if (imp->tree.rootfd >= 0) {
+                /* The layers were applied while they were read. The last
+                 * chance to stop: once in place, the tree is the store's. */
+                if (imp->opts->progress) {
+                        uint64_t last = im->n_layers > 0 ? im->layers[im->n_layers - 1].size : 0;
+                        ImportProgress p = {
+                                .stage = IMPORT_RENDERING, .bytes = last, .total = last,
+                                .layer = im->n_layers, .n_layers = im->n_layers,
+                        };
+                        r = imp->opts->progress(&p, imp->opts->userdata);
+                        if (r < 0)
+                                return r == -ECANCELED ? error_set(err, r, "%s: interrupted", imp->source)
+                                                       : error_sys(err, r, "%s", imp->source);
+                }
+                /* The staged blobs were not fsynced one by one: the syncfs
+                 * of the tree's commit covers them when they share its
+                 * file system, else they get one of their own. */
+                struct stat a, b;
+                if (fstat(imp->blobs_fd, &a) < 0 || fstat(imp->tree.rootfd, &b) < 0)
+                        return error_sys(err, -errno, "image %s: staging", im->id);
+                if (a.st_dev != b.st_dev && syncfs(imp->blobs_fd) < 0)
+                        return error_sys(err, -errno, "image %s: syncing the staged blobs", im->id);
+                r = tree_staging_commit(imp->store, &imp->tree, im->id, err);
+        } else {
+                RenderProgress progress = {
+                        .fn = imp->opts->progress ? render_progress : NULL,
+                        .userdata = imp,
+                        .freed = imp->opts->ret_freed,
+                };
+                r = tree_render(imp->store, im, imp->blobs_fd, &imp->budget, &progress, err);
+        }
         if (r < 0)
                 return r;
 
@@ -206,6 +231,7 @@ static int import_finish(Import *imp, Error **err) {
 }
 
 static void import_done(Import *imp, bool failed) {
+        tree_staging_abort(imp->store, &imp->tree, failed ? imp->opts->ret_freed : NULL);
         closep(&imp->src_fd);
         closep(&imp->blobs_fd);
         /* After a success only what was unpacked and not kept is left; a
@@ -279,6 +305,8 @@ int image_import(ImageStore *s, const char *path, const ImportOptions *opts, Ima
                 .staging_fd = -1,
                 .blobs_fd = -1,
                 .src_fd = -1,
+                .tree = TREE_STAGING_INIT,
+                .budget = { .max_entries = opts ? opts->max_entries : 0, .max_bytes = opts ? opts->max_bytes : 0 },
         };
         int r = import_run(&imp, path, err);
         if (r >= 0 && ret)

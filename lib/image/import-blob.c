@@ -9,6 +9,7 @@
 #include "basic/path.h"
 #include "basic/strv.h"
 #include "image/import-internal.h"
+#include "image/layer-stream.h"
 
 #define COPY_BUFFER_SIZE (1U << 20)
 
@@ -191,6 +192,113 @@ int import_blob(Import *imp, const char *src_path, const char *expected_digest, 
         if (fd < 0)
                 return error_sys(err, fd, "%s: %s", what, src_path);
         return import_blob_from_fd(imp, fd, expected_digest, expected_size, what, ret_digest, ret_size, err);
+}
+
+static int report_layer(Import *imp, size_t index, size_t n, uint64_t bytes, uint64_t total, const char *what, Error **err) {
+        if (!imp->opts->progress)
+                return 0;
+        ImportProgress p = {
+                .stage = IMPORT_RENDERING, .bytes = bytes, .total = total, .layer = index + 1, .n_layers = n,
+        };
+        int r = imp->opts->progress(&p, imp->opts->userdata);
+        if (r == -ECANCELED)
+                return error_set(err, r, "%s: interrupted", what);
+        return r < 0 ? error_sys(err, r, "%s", what) : 0;
+}
+
+int import_layer_stream(Import *imp, int src_fd, const char *src_path, const char *digest, int64_t size,
+                        const char *diff_id, size_t index, size_t n, char ret_digest[DIGEST_STRING_SIZE],
+                        uint64_t *ret_size, Error **err) {
+        char what[DIGEST_STRING_SIZE + 16];
+        snprintf(what, sizeof(what), "layer %s", digest);
+        if (!digest_is_valid(digest))
+                return error_set(err, -EBADMSG, "layer: \"%s\" is not a sha256 digest", digest);
+        /* A tree made before (by an import that died before its record
+         * was written) is as good as ours: then the layers are only
+         * stored and checked. */
+        if (imp->tree.rootfd < 0 && !image_store_has_tree(imp->store, imp->image->id)) {
+                int r = tree_staging_begin(imp->store, imp->image->id, &imp->tree, err);
+                if (r < 0)
+                        return r;
+        }
+
+        _cleanup_close_ int fd = -1;
+        if (src_path) {
+                /* A FIFO in a layout must not hang the import. */
+                fd = open_regular_in_root(src_fd, src_path, SIZE_MAX);
+                if (fd == -EBADMSG)
+                        return error_set(err, fd, "layer: %s: not a regular file", src_path);
+                if (fd < 0)
+                        return error_sys(err, fd, "layer: %s", src_path);
+                src_fd = fd;
+        }
+
+        /* The store may have the blob: it is read all the same, as the
+         * tree is made of these bytes, but not written again. */
+        char tmp[32] = "";
+        _cleanup_close_ int out = -1;
+        if (!have_blob(imp, digest_hex(digest))) {
+                random_name(tmp, sizeof(tmp), ".tmp-");
+                out = openat(imp->blobs_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+                if (out < 0)
+                        return error_sys(err, -errno, "%s: staging", what);
+        }
+
+        LayerOptions layer = {
+                .whiteouts = true,
+                .budget = &imp->budget,
+        };
+        LayerStreamSpec spec = {
+                .digest = digest,
+                .size = size,
+                .diff_id = diff_id,
+                .blob_fd = out,
+                /* import_finish() syncs the blobs' file system after the
+                 * tree's, before any blob joins the store. */
+                .blob_synced_by_caller = true,
+                .rootfd = imp->tree.rootfd,
+                .layer = &layer,
+        };
+        LayerStream *ls = NULL;
+        _cleanup_free_ uint8_t *buf = malloc(COPY_BUFFER_SIZE);
+        int r = buf ? layer_stream_start(&spec, &ls, err) : error_sys(err, -ENOMEM, "%s", what);
+        uint64_t done = 0, total = size >= 0 ? (uint64_t) size : 0;
+        while (r >= 0) {
+                ssize_t k = read(src_fd, buf, COPY_BUFFER_SIZE);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0) {
+                        r = error_sys(err, -errno, "%s: reading", what);
+                        break;
+                }
+                if (k == 0)
+                        break;
+                r = layer_stream_feed(ls, buf, (size_t) k, err);
+                if (r < 0)
+                        break;
+                done += (uint64_t) k;
+                if (src_path)
+                        imp->read_bytes += (uint64_t) k;
+                r = report_layer(imp, index, n, done, total, what, err);
+        }
+        uint64_t blob_size = 0;
+        if (r >= 0) {
+                r = layer_stream_end(ls, &blob_size, err);
+                ls = NULL;
+        }
+        layer_stream_abort(ls);
+        if (r >= 0 && out >= 0 && renameat(imp->blobs_fd, tmp, imp->blobs_fd, digest_hex(digest)) < 0)
+                r = error_sys(err, -errno, "%s: staging", what);
+        if (r < 0) {
+                if (out >= 0)
+                        (void) rm_rf_at_counting(imp->blobs_fd, tmp, imp->opts->ret_freed);
+                return r;
+        }
+        if (ret_digest != digest)
+                snprintf(ret_digest, DIGEST_STRING_SIZE, "%s", digest);
+        if (ret_size)
+                *ret_size = blob_size;
+        return 0;
 }
 
 int import_open_blob(Import *imp, const char *digest) {

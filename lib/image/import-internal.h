@@ -8,6 +8,7 @@
 #include "basic/digest.h"
 #include "image/image-import.h"
 #include "image/image.h"
+#include "image/tree.h"
 
 typedef struct StagedFile {
         char *path;
@@ -29,6 +30,10 @@ typedef struct Import {
         Image *image;           /* the record being built */
         char **names;           /* names the source itself gives the image */
         uint64_t read_bytes;    /* of blobs copied from the source */
+        /* The tree, when the layers were applied while they were read
+         * (import_layer_stream); rootfd -1 otherwise. */
+        TreeStaging tree;
+        LayerBudget budget;     /* what the layers may unpack to, all together */
 } Import;
 
 /* Tells opts->progress how far reading the source got; its negative return
@@ -47,6 +52,16 @@ int import_blob_from_fd(Import *imp, int fd, const char *expected_digest, int64_
 int import_blob_from_memory(Import *imp, const void *data, size_t size, char ret_digest[DIGEST_STRING_SIZE], Error **err);
 /* Reads a (small, JSON) blob that import_blob() stored. */
 int import_read_blob(Import *imp, const char *digest, char **ret, size_t *ret_size, Error **err);
+/* Reads layer number index (0-based, of n) of the image once, from
+ * src_path in src_fd (a layout), or from src_fd itself (src_path NULL: a
+ * blob staged or stored already): stored as a blob unless the store or the
+ * staging has it, checked against digest, size and diff_id (NULL: not
+ * checked), and applied to imp->tree (begun here for the first layer,
+ * unless the store has the image's tree) in the same pass. Returns its
+ * digest and size. */
+int import_layer_stream(Import *imp, int src_fd, const char *src_path, const char *digest, int64_t size,
+                        const char *diff_id, size_t index, size_t n, char ret_digest[DIGEST_STRING_SIZE],
+                        uint64_t *ret_size, Error **err);
 /* Opens a blob that import_blob() stored. */
 int import_open_blob(Import *imp, const char *digest);
 

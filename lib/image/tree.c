@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
+#include <pthread.h>
+#include <time.h>
 #include <sys/stat.h>
 
 #include "basic/digest.h"
@@ -62,37 +64,158 @@ static int render_layers(ImageStore *s, const Image *image, int staged_blobs_fd,
         return r == -ECANCELED ? error_set(err, r, "interrupted") : r < 0 ? error_sys(err, r, "rendering") : 0;
 }
 
+/* Nothing of a tree is written back until the syncfs before it becomes
+ * visible (the kernel's flusher waits 30 s, or for gigabytes): then that
+ * syncfs writes all of it while nothing else runs. This thread syncs the
+ * tree's file system while the layers are unpacked instead, so the disk
+ * works alongside; the writes are batched as the flusher batches them,
+ * which a sync_file_range() per file would not be (each a request of its
+ * own, in a VM an exit to the host). */
+struct TreeSyncer {
+        pthread_t thread;
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        bool stop;
+        int fd;                 /* our own of the tree */
+};
+
+#define TREE_SYNC_INTERVAL_NS (50 * 1000 * 1000)
+
+static void *syncer_main(void *userdata) {
+        TreeSyncer *y = userdata;
+        pthread_mutex_lock(&y->lock);
+        while (!y->stop) {
+                pthread_mutex_unlock(&y->lock);
+                (void) syncfs(y->fd); /* only a head start: the commit's syncfs checks */
+                pthread_mutex_lock(&y->lock);
+                struct timespec ts;
+                clock_gettime(CLOCK_MONOTONIC, &ts);
+                ts.tv_nsec += TREE_SYNC_INTERVAL_NS;
+                if (ts.tv_nsec >= 1000000000) {
+                        ts.tv_sec++;
+                        ts.tv_nsec -= 1000000000;
+                }
+                if (!y->stop)
+                        (void) pthread_cond_timedwait(&y->cond, &y->lock, &ts);
+        }
+        pthread_mutex_unlock(&y->lock);
+        return NULL;
+}
+
+static TreeSyncer *syncer_start(int rootfd) {
+        TreeSyncer *y = calloc(1, sizeof(TreeSyncer));
+        if (!y)
+                return NULL;
+        y->fd = fcntl(rootfd, F_DUPFD_CLOEXEC, 3);
+        pthread_condattr_t ca;
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&y->cond, &ca);
+        pthread_condattr_destroy(&ca);
+        pthread_mutex_init(&y->lock, NULL);
+        if (y->fd < 0 || pthread_create(&y->thread, NULL, syncer_main, y) != 0) {
+                if (y->fd >= 0)
+                        close(y->fd);
+                pthread_cond_destroy(&y->cond);
+                pthread_mutex_destroy(&y->lock);
+                free(y);
+                return NULL; /* the commit's syncfs does it all */
+        }
+        return y;
+}
+
+/* Waits for a syncfs in progress: never longer than what is dirty. */
+static void syncer_stop(TreeSyncer **yp) {
+        TreeSyncer *y = *yp;
+        if (!y)
+                return;
+        pthread_mutex_lock(&y->lock);
+        y->stop = true;
+        pthread_cond_signal(&y->cond);
+        pthread_mutex_unlock(&y->lock);
+        pthread_join(y->thread, NULL);
+        close(y->fd);
+        pthread_cond_destroy(&y->cond);
+        pthread_mutex_destroy(&y->lock);
+        free(y);
+        *yp = NULL;
+}
+
+int tree_staging_begin(ImageStore *s, const char *image_id, TreeStaging *ret, Error **err) {
+        TreeStaging t = TREE_STAGING_INIT;
+        /* Locked while dirfd is open, which it stays until the tree is in
+         * place or removed: gc keeps off it while we live. */
+        t.dirfd = image_store_make_staging(s, "render-", t.name);
+        if (t.dirfd < 0)
+                return error_sys(err, t.dirfd, "image %s: creating render directory", image_id);
+        (void) fchmod(t.dirfd, 0755);
+        if (mkdirat(t.dirfd, "rootfs", 0755) < 0 ||
+            (t.rootfd = openat(t.dirfd, "rootfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+                int r = error_sys(err, -errno, "image %s: creating render directory", image_id);
+                tree_staging_abort(s, &t, NULL);
+                return r;
+        }
+        t.syncer = syncer_start(t.rootfd);
+        *ret = t;
+        return 0;
+}
+
+void tree_staging_abort(ImageStore *s, TreeStaging *t, uint64_t *freed) {
+        syncer_stop(&t->syncer);
+        closep(&t->rootfd);
+        t->rootfd = -1;
+        if (t->dirfd >= 0 && *t->name)
+                (void) rm_rf_at_counting(s->tmp_fd, t->name, freed);
+        closep(&t->dirfd);
+        *t = (TreeStaging) TREE_STAGING_INIT;
+}
+
+static int staging_sync(TreeStaging *t, Error **err) {
+        syncer_stop(&t->syncer);
+        /* Durable before it becomes visible: pods will trust this tree. */
+        if (syncfs(t->rootfd) < 0)
+                return error_sys(err, -errno, "syncing the rendered tree");
+        return 0;
+}
+
+static int staging_move(ImageStore *s, TreeStaging *t, const char *image_id, Error **err) {
+        int r = 0;
+        if (renameat(s->tmp_fd, t->name, s->tree_fd, digest_hex(image_id)) < 0) {
+                /* A concurrent import of the same image rendered it first:
+                 * trees are keyed by content, so theirs is as good as ours. */
+                if (errno != EEXIST && errno != ENOTEMPTY)
+                        r = error_sys(err, -errno, "image %s: moving the rendered tree into place", image_id);
+        }
+        /* Whatever is left (theirs won) goes; the lock goes with dirfd. */
+        tree_staging_abort(s, t, NULL);
+        if (r < 0)
+                return r;
+        r = fsync_dir_at(s->tree_fd, ".");
+        return r < 0 ? error_sys(err, r, "image %s: syncing the tree store", image_id) : 0;
+}
+
+int tree_staging_commit(ImageStore *s, TreeStaging *t, const char *image_id, Error **err) {
+        int r = staging_sync(t, err);
+        if (r < 0) {
+                tree_staging_abort(s, t, NULL);
+                return error_prefix(err, "image %s: rendering", image_id);
+        }
+        return staging_move(s, t, image_id, err);
+}
+
 int tree_render(ImageStore *s, const Image *image, int staged_blobs_fd, LayerBudget *budget,
                 const RenderProgress *progress, Error **err) {
         if (image_store_has_tree(s, image->id))
                 return 0;
 
-        char staging[32];
-        /* Locked while dirfd is open, which it stays until the tree is in
-         * place or removed: gc keeps off it while we live. */
-        _cleanup_close_ int dirfd = image_store_make_staging(s, "render-", staging);
-        if (dirfd < 0)
-                return error_sys(err, dirfd, "image %s: creating render directory", image->id);
-        (void) fchmod(dirfd, 0755);
-
-        int r;
-        {
-                _cleanup_close_ int rootfd = -1;
-                if (mkdirat(dirfd, "rootfs", 0755) < 0 ||
-                    (rootfd = openat(dirfd, "rootfs", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-                        r = error_sys(err, -errno, "image %s: creating render directory", image->id);
-                else
-                        r = render_layers(s, image, staged_blobs_fd, budget, progress, rootfd, err);
-        }
-        if (r >= 0 && renameat(s->tmp_fd, staging, s->tree_fd, digest_hex(image->id)) < 0) {
-                /* A concurrent import of the same image rendered it first:
-                 * trees are keyed by content, so theirs is as good as ours. */
-                if (errno != EEXIST && errno != ENOTEMPTY)
-                        r = error_sys(err, -errno, "image %s: moving the rendered tree into place", image->id);
-        }
-        (void) rm_rf_at_counting(s->tmp_fd, staging, r < 0 && progress ? progress->freed : NULL);
+        TreeStaging t;
+        int r = tree_staging_begin(s, image->id, &t, err);
         if (r < 0)
+                return r;
+        r = render_layers(s, image, staged_blobs_fd, budget, progress, t.rootfd, err);
+        if (r < 0) {
+                tree_staging_abort(s, &t, progress ? progress->freed : NULL);
                 return error_prefix(err, "image %s: rendering", image->id);
-        r = fsync_dir_at(s->tree_fd, ".");
-        return r < 0 ? error_sys(err, r, "image %s: syncing the tree store", image->id) : 0;
+        }
+        return staging_move(s, &t, image->id, err);
 }

@@ -26,3 +26,29 @@ typedef struct RenderProgress {
 /* progress: NULL, or as above (fn may be NULL). */
 int tree_render(ImageStore *s, const Image *image, int staged_blobs_fd, LayerBudget *budget,
                 const RenderProgress *progress, Error **err);
+
+/* A tree being rendered: images/tmp/render-XXX/rootfs, locked against gc
+ * while dirfd is open. For renders that apply the layers themselves while
+ * they arrive (layer-stream), and for tree_render. */
+typedef struct TreeSyncer TreeSyncer;
+typedef struct TreeStaging {
+        char name[32];          /* in the store's tmp directory */
+        int dirfd;              /* render-XXX, locked */
+        int rootfd;             /* render-XXX/rootfs, where the layers go */
+        /* Writes the tree back while it is made (a thread that syncs its
+         * file system over and over), so that the sync before it is used
+         * finds little left; NULL when no thread could be started. */
+        TreeSyncer *syncer;
+} TreeStaging;
+
+#define TREE_STAGING_INIT { .dirfd = -1, .rootfd = -1 }
+
+/* Creates the staging directory for the tree of image_id. */
+int tree_staging_begin(ImageStore *s, const char *image_id, TreeStaging *ret, Error **err);
+/* Makes the staged tree durable (syncfs) and moves it into place as
+ * tree/HEX (a tree a concurrent render put there first is as good), then
+ * syncs the tree store. The staging is gone afterwards, also on failure. */
+int tree_staging_commit(ImageStore *s, TreeStaging *t, const char *image_id, Error **err);
+/* Removes the staging (freed: NULL, or where the bytes removed are added).
+ * Does nothing for a staging that was never begun or is gone. */
+void tree_staging_abort(ImageStore *s, TreeStaging *t, uint64_t *freed);

@@ -10,7 +10,9 @@
 
 #include "basic/fs.h"
 #include "fuzz.h"
+#include "basic/digest.h"
 #include "image/extract.h"
+#include "image/layer-stream.h"
 
 static int layer_fd = -1;
 
@@ -47,6 +49,37 @@ static void apply(int treefd, const LayerOptions *opts, const char *what) {
                 fuzz_fail("%s/tree: replaced", fuzz_scratch_path());
 }
 
+/* The same input through layer-stream, as import and pull apply layers:
+ * fed in pieces, decompressed and extracted on threads of their own. Its
+ * digest is right, so what it does is what the content makes it do. */
+static void apply_streamed(int treefd, const uint8_t *data, size_t size) {
+        char hex[SHA256_HEX_SIZE], digest[DIGEST_STRING_SIZE];
+        sha256_hex_of(data, size, hex);
+        digest_from_hex(hex, digest);
+        unsigned fds = fuzz_count_fds();
+        LayerStreamSpec spec = {
+                .digest = digest, .size = (int64_t) size, .blob_fd = -1, .rootfd = treefd,
+                .layer = &(const LayerOptions) { .whiteouts = true },
+        };
+        Error *err = NULL;
+        LayerStream *s = NULL;
+        int r = layer_stream_start(&spec, &s, &err);
+        for (size_t off = 0, step = 1; r >= 0 && off < size; step = step * 5 + 3) {
+                size_t n = step % 4093 + 1 < size - off ? step % 4093 + 1 : size - off;
+                r = layer_stream_feed(s, data + off, n, &err);
+                off += n;
+        }
+        if (r >= 0)
+                (void) layer_stream_end(s, NULL, &err);
+        else
+                layer_stream_abort(s);
+        fuzz_error_done("layer_stream", err);
+        if (fuzz_count_fds() != fds)
+                fuzz_fail("layer (stream): leaked a file descriptor");
+        static const char *const allowed[] = { "tree", NULL };
+        fuzz_scratch_check(allowed);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         int scratch = fuzz_scratch("layer");
         if (layer_fd < 0) {
@@ -66,5 +99,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
          * whiteouts and opaque markers have something to remove. */
         apply(treefd, &(const LayerOptions) { .subdir = "rootfs" }, "layer (ACI)");
         apply(treefd, &(const LayerOptions) { .whiteouts = true }, "layer (OCI)");
+        apply_streamed(treefd, data, size);
         return 0;
 }

@@ -105,6 +105,17 @@ c=$(copy bad-media-type)
 oci_rewrite "$c" . '.layers[0].mediaType = "application/x-unknown"' >/dev/null
 refused 5 "unsupported layer media type" "$c" "application/x-unknown"
 
+# The config's rootfs.diff_ids name the uncompressed layers: a layer whose
+# uncompressed content is not what its diff_id says is refused, naming it.
+c=$(copy diff-id-wrong)
+zero=sha256:$(printf '0%.0s' {1..64})
+oci_rewrite "$c" ".rootfs.diff_ids[0] = \"$zero\"" . >/dev/null
+refused 5 "config with a wrong diff_id" "$c" "$layer"
+assert_contains "wrong diff_id: the error says diff_id and names it" "$ERR" "diff_id $zero"
+c=$(copy diff-id-count)
+oci_rewrite "$c" '.rootfs.diff_ids += .rootfs.diff_ids' . >/dev/null
+refused 5 "config with more diff_ids than layers" "$c" "rootfs.diff_ids lists 2 layers, the manifest 1"
+
 # Blobs whose digest is right but whose content is no tar: found only
 # while rendering, after every blob was verified.  Still nothing may stay.
 head -c 4096 /dev/urandom >"$T/garbage.tar.gz"

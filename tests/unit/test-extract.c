@@ -3,7 +3,9 @@
 #include <sys/sysmacros.h>
 
 #include "basic/fs.h"
+#include "basic/digest.h"
 #include "image/extract.h"
+#include "image/layer-stream.h"
 #include "tar-builder.h"
 
 /* Each test works in a scratch directory holding the target tree and, beside
@@ -54,11 +56,52 @@ static void assert_outside_untouched(void) {
         ASSERT_STREQ(buf, "precious\n");
 }
 
+#ifdef EXTRACT_VIA_STREAM
+/* The stream names the layer by its digest too: "layer test sha256:...: why". */
+#define ASSERT_MSG(msg, what, rest)                                  \
+        do {                                                         \
+                ASSERT(strncmp((msg), what " sha256:", strlen(what " sha256:")) == 0); \
+                ASSERT_STREQ((msg) + strlen(what " sha256:") + 64, rest); \
+        } while (0)
+/* Built a second time as test-extract-stream: every case goes through
+ * layer-stream (hashing, its threads, a tar fed in pieces of odd sizes),
+ * which must keep every rule layer_apply() keeps. */
+static int apply(int rootfd, int layer_fd, const LayerOptions *opts, Error **err) {
+        char *data = NULL;
+        size_t size = 0;
+        ASSERT(lseek(layer_fd, 0, SEEK_SET) == 0);
+        ASSERT(read_fd(layer_fd, "layer", 64 << 20, &data, &size, NULL) >= 0);
+        close(layer_fd);
+        char hex[SHA256_HEX_SIZE], digest[DIGEST_STRING_SIZE];
+        sha256_hex_of(data, size, hex);
+        digest_from_hex(hex, digest);
+        LayerStreamSpec spec = {
+                .what = "layer test", .digest = digest, .size = (int64_t) size, .blob_fd = -1, .rootfd = rootfd,
+                .layer = opts,
+        };
+        LayerStream *s = NULL;
+        int r = layer_stream_start(&spec, &s, err);
+        static const size_t steps[] = { 7, 4096, 100003, 1, 65536 };
+        for (size_t off = 0, i = 0; r >= 0 && off < size; i++) {
+                size_t n = steps[i % ELEMENTSOF(steps)] < size - off ? steps[i % ELEMENTSOF(steps)] : size - off;
+                r = layer_stream_feed(s, data + off, n, err);
+                off += n;
+        }
+        if (r >= 0)
+                r = layer_stream_end(s, NULL, err);
+        else
+                layer_stream_abort(s);
+        free(data);
+        return r;
+}
+#else
+#define ASSERT_MSG(msg, what, rest) ASSERT_STREQ((msg), what rest)
 static int apply(int rootfd, int layer_fd, const LayerOptions *opts, Error **err) {
         int r = layer_apply(rootfd, layer_fd, opts, "layer test", err);
         close(layer_fd);
         return r;
 }
+#endif
 
 static const LayerOptions oci = { .whiteouts = true };
 
@@ -300,7 +343,7 @@ static void test_budget(void) {
         tar_file(&t, "d/3", "3");
         tar_file(&t, "d/4", "4");
         ASSERT_EQ_INT(apply(root, tar_end(&t), &opts, &err), -EFBIG);
-        ASSERT_STREQ(err->msg, "layer test: \"d/4\": the image has more than 4 entries (the limit)");
+        ASSERT_MSG(err->msg, "layer test", ": \"d/4\": the image has more than 4 entries (the limit)");
         error_free(TAKE_PTR(err));
         ASSERT(faccessat(root, "d/3", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
         ASSERT(faccessat(root, "d/4", F_OK, AT_SYMLINK_NOFOLLOW) < 0);
@@ -312,7 +355,7 @@ static void test_budget(void) {
         tar_file(&t, "small", "0123456789");
         tar_file(&t, "big", "x");
         ASSERT_EQ_INT(apply(root, tar_end(&t), &opts, &err), -EFBIG);
-        ASSERT_STREQ(err->msg, "layer test: \"big\": the image unpacks to more than 10 bytes (the limit)");
+        ASSERT_MSG(err->msg, "layer test", ": \"big\": the image unpacks to more than 10 bytes (the limit)");
         error_free(TAKE_PTR(err));
         ASSERT(faccessat(root, "small", F_OK, AT_SYMLINK_NOFOLLOW) == 0);
         ASSERT(faccessat(root, "big", F_OK, AT_SYMLINK_NOFOLLOW) < 0);
@@ -393,6 +436,48 @@ static void test_metadata(void) {
         /* Implicit parents are made 0755. */
         ASSERT(fstatat(root, "bin", &st, AT_SYMLINK_NOFOLLOW) == 0);
         ASSERT_EQ_INT(st.st_mode & 07777, 0755);
+        close(root);
+
+        /* Owner and mode as the entries say, whatever a new file would get
+         * by itself: set-id bits, modes the umask would cut, a group other
+         * than ours, and the group a setgid directory would hand down. */
+        if (geteuid() != 0)
+                return;
+        root = fresh_tree();
+        tar_begin(&t, ARCHIVE_FILTER_NONE);
+        e = tar_entry("shared", AE_IFDIR, 02775);
+        archive_entry_set_gid(e, 50);
+        tar_write(&t, e, NULL, 0);
+        tar_write(&t, tar_entry("shared/plain", AE_IFREG, 0644), "p", 1);
+        e = tar_entry("suid", AE_IFREG, 04755);
+        tar_write(&t, e, "s", 1);
+        e = tar_entry("open", AE_IFREG, 0666);
+        tar_write(&t, e, "o", 1);
+        e = tar_entry("owned", AE_IFREG, 0600);
+        archive_entry_set_uid(e, 1000);
+        archive_entry_set_gid(e, 100);
+        tar_write(&t, e, "x", 1);
+        mode_t old = umask(022);
+        ASSERT_EQ_INT(apply(root, tar_end(&t), &oci, NULL), 0);
+        umask(old);
+        static const struct {
+                const char *path;
+                mode_t mode;
+                uid_t uid;
+                gid_t gid;
+        } want[] = {
+                { "shared", 02775, 0, 50 },
+                { "shared/plain", 0644, 0, 0 },
+                { "suid", 04755, 0, 0 },
+                { "open", 0666, 0, 0 },
+                { "owned", 0600, 1000, 100 },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(want); i++) {
+                ASSERT(fstatat(root, want[i].path, &st, AT_SYMLINK_NOFOLLOW) == 0);
+                ASSERT_EQ_INT(st.st_mode & 07777, want[i].mode);
+                ASSERT_EQ_INT(st.st_uid, want[i].uid);
+                ASSERT_EQ_INT(st.st_gid, want[i].gid);
+        }
         close(root);
 }
 
