@@ -3,7 +3,7 @@
 # registry-lib.sh - a real registry for the pull tests, sourced after lib.sh:
 #
 #   . "$(dirname "$0")/lib.sh"
-#   . "$(dirname "$0")/registry-lib.sh"
+#   . "$LIB_DIR/registry-lib.sh"   # (lib.sh has cd'd into $T/cwd)
 #
 # What it gives a test:
 #   * registries: Debian's docker-registry (the distribution registry, 2.8)
