@@ -1,6 +1,6 @@
 #!/bin/bash
 #
-# test-registry-harness.sh - registry-lib.sh checked with skopeo and curl
+# test-image-pull-harness.sh - registry-lib.sh checked with skopeo and curl
 # alone (no sdpod): if it fails, the pull tests test nothing. The images
 # the builders make reach the registries with the digests the tests
 # expect; HTTPS with the test CA and basic auth refuse what they must; the
