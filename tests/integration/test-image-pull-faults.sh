@@ -201,5 +201,10 @@ echo "# the end: nothing is left"
 # ---------------------------------------------------------------------------
 assert_eq "no blob or tree without an image" "" "$(store_unreferenced)"
 assert_eq "nor after SIGINT" "" "$(store_unreferenced "$DI")"
+# Whatever a pull kept to resume from is gone once the layer is in.
+for d in "$DATA" "$DI" "$DP"; do
+	assert_eq "$(_show_cmd "$d"): of the big layer only its blob is left (no partial download)" \
+		"$d/images/blobs/sha256/${BIG_LAYER#sha256:}" "$(store_files_with "${BIG_LAYER#sha256:}" "$d")"
+done
 registry_leak_check
 leak_check "$DATA" "$DI" "$DP" "$DC"
