@@ -1,4 +1,5 @@
 # shellcheck shell=bash
+# shellcheck disable=SC2034 # REG, PULL_OPTS, BB_MANIFEST and the like are for the tests
 #
 # registry-lib.sh - a real registry for the pull tests, sourced after lib.sh:
 #
@@ -130,7 +131,7 @@ _registry_tls() {
 # --auth: htpasswd basic auth with that one user (docker-registry 2.8
 # allows it over plain HTTP too; the auth tests use it over TLS).
 registry_start() {
-	local name=$1 tls=no creds= arg dir port i
+	local name=$1 tls=no creds="" arg dir port i
 	shift
 	for arg; do
 		case "$arg" in
@@ -475,7 +476,7 @@ build_whiteout() {
 # BIG_SIZE (its size in bytes).
 build_big() {
 	local mb=$1 name=${2:-big} src="$T/big-src" bb
-	rm -rf -- "$src" "$IMG/$name"
+	rm -rf -- "$src" "${IMG:?}/$name"
 	mkdir -p "$src/big"
 	head -c "$((mb << 20))" /dev/urandom >"$src/big/random"
 	tar --create --file="$T/big.tar" --format=gnu --numeric-owner --owner=0 --group=0 \
@@ -638,7 +639,8 @@ gpg_setup() {
 	require_tool gpg gnupg
 	require_tool gpgconf gnupg
 	GPG_HOME="$REG_ROOT/gnupg"
-	mkdir -p -m 700 "$GPG_HOME"
+	mkdir -p "$REG_ROOT"
+	mkdir -m 700 "$GPG_HOME"
 	SIGSTORE="$REG_ROOT/sigstore"
 	REGISTRIES_D="$REG_ROOT/registries.d"
 	mkdir -p "$SIGSTORE" "$REGISTRIES_D"

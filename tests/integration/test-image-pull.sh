@@ -103,6 +103,7 @@ assert_eq "by digest: the id" "$BB_MANIFEST" "$OUT"
 assert_contains "named REGISTRY/REPOSITORY@DIGEST" "$(image_names "$BB_MANIFEST" "$D2")" "$R/test/busybox@$BB_MANIFEST"
 assert_eq "every layer fetched once" 1 "$(registry_blob_gets plain test/busybox \
 	"$(jq -r '.layers[0].digest' "$(oci_blob "$IMG/oci" "$BB_MANIFEST")")")"
+# shellcheck disable=SC2016 # $GREETING is the pod's
 assert_exit 0 sd2 run "$R/test/busybox@$BB_MANIFEST" --exec=/bin/sh -- -c 'echo "by digest: $GREETING"'
 assert_contains "runs, with the image's environment" "$OUT" "by digest: hi"
 assert_exit 3 sd2 image pull --tls-verify=false "$R/test/busybox@sha256:$(printf '%064d' 0)"
