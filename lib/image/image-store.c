@@ -513,6 +513,34 @@ static int sweep_dir(int dirfd, char *const *keep, bool only_tmp, unsigned *coun
  * locked (see image_store_make_staging()), while writers run. Entries
  * being made (".new-*") and anything but directories are left for a gc
  * with the store to itself. */
+/* Removes the partial downloads of images/partial that no pull holds
+ * locked (image-pull.h). A later pull of those blobs starts over. */
+static int sweep_dead_partials(ImageStore *s, ImageGcStats *st, Error **err) {
+        _cleanup_close_ int dirfd = openat(s->images_fd, "partial", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dirfd < 0)
+                return errno == ENOENT ? 0 : error_sys(err, -errno, "image gc: partial downloads");
+        _cleanup_closedir_ DIR *d = opendir_at(dirfd, ".");
+        if (!d)
+                return error_sys(err, -errno, "image gc: partial downloads");
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+                        continue;
+                _cleanup_close_ int fd = openat(dirfd, de->d_name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+                if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                        if (errno != EWOULDBLOCK)
+                                return error_sys(err, -errno, "image gc: locking partial download %s", de->d_name);
+                        st->busy++;
+                        continue;
+                }
+                int r = rm_rf_at_counting(dirfd, de->d_name, &st->bytes);
+                if (r < 0)
+                        return error_sys(err, r, "image gc: removing partial download %s", de->d_name);
+                st->leftovers++;
+        }
+        return 0;
+}
+
 static int sweep_dead_staging(ImageStore *s, ImageGcStats *st, Error **err) {
         _cleanup_closedir_ DIR *d = opendir_at(s->tmp_fd, ".");
         if (!d)
@@ -545,6 +573,8 @@ int image_store_gc(ImageStore *s, char *const *in_use, ImageGcStats *ret, Error 
         if (!s->exclusive) {
                 ImageGcStats st = { .partial = true };
                 int r = sweep_dead_staging(s, &st, err);
+                if (r >= 0)
+                        r = sweep_dead_partials(s, &st, err);
                 if (r < 0)
                         return r;
                 if (ret)
@@ -578,6 +608,7 @@ int image_store_gc(ImageStore *s, char *const *in_use, ImageGcStats *ret, Error 
          * staging and every temporary record file is left from a crash. */
         if ((r = sweep_dir(s->tmp_fd, NULL, false, &st.leftovers, &st.bytes, "staging directory", err)) < 0 ||
             (r = sweep_dir(s->db_fd, NULL, true, &st.leftovers, &st.bytes, "temporary record", err)) < 0 ||
+            (r = sweep_dead_partials(s, &st, err)) < 0 ||
             (r = sweep_dir(s->tree_fd, trees, false, &st.trees, &st.bytes, "tree", err)) < 0 ||
             (r = sweep_dir(s->blobs_fd, blobs, false, &st.blobs, &st.bytes, "blob", err)) < 0)
                 return r;
@@ -618,6 +649,38 @@ int image_store_open_blob(ImageStore *s, const char *digest) {
                 return -EINVAL;
         int fd = openat(s->blobs_fd, digest_hex(digest), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
         return fd < 0 ? -errno : fd;
+}
+
+int image_store_write_blob(ImageStore *s, const void *data, size_t size, const char *digest) {
+        char hex[SHA256_HEX_SIZE];
+        sha256_hex_of(data, size, hex);
+        if (!digest_is_valid(digest) || !streq(hex, digest_hex(digest)))
+                return -EBADMSG;
+        /* A name gc's sweep of dead staging skips; only a gc with the store
+         * to itself removes it, after a crash. */
+        char tmp[32];
+        random_name(tmp, sizeof(tmp), ".tmp-");
+        _cleanup_close_ int fd = openat(s->tmp_fd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return -errno;
+        int r = write_all(fd, data, size);
+        if (r >= 0 && fsync(fd) < 0)
+                r = -errno;
+        if (r >= 0 && renameat(s->tmp_fd, tmp, s->blobs_fd, hex) < 0)
+                r = -errno;
+        if (r < 0)
+                (void) unlinkat(s->tmp_fd, tmp, 0);
+        return r;
+}
+
+int image_store_open_partial(ImageStore *s, int *ret_fd) {
+        if (mkdirat(s->images_fd, "partial", 0700) < 0 && errno != EEXIST)
+                return -errno;
+        int fd = openat(s->images_fd, "partial", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        *ret_fd = fd;
+        return 0;
 }
 
 bool image_store_has_blob(ImageStore *s, const char *digest) {

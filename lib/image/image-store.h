@@ -12,6 +12,7 @@
  *   images/blobs/sha256/HEX   content-addressed blobs, verified on the way in
  *   images/db/HEX.json        one record per image (Image), replaced atomically
  *   images/tmp/               staging of imports and renders in progress
+ *   images/partial/HEX        downloads of pulls in progress or interrupted
  *   images/lock               the store lock (flock)
  *   images/db.lock            serialises record updates (names move between images)
  *   tree/HEX/rootfs           an image rendered once, shared read-only by pods
@@ -127,6 +128,14 @@ int image_store_gc(ImageStore *s, char *const *in_use, ImageGcStats *ret, Error 
  * ret_name), locked by the fd returned (>= 0): gc leaves it alone until that
  * fd is closed. -errno on failure. */
 int image_store_make_staging(ImageStore *s, const char *prefix, char ret_name[32]);
+
+/* Writes data into the store as the blob digest (synced, then renamed into
+ * place); -EBADMSG when data does not hash to digest. */
+int image_store_write_blob(ImageStore *s, const void *data, size_t size, const char *digest);
+/* Opens images/partial (creating it): the partial downloads of pulls,
+ * images/partial/HEX, each locked (flock) by the pull that writes it.
+ * gc removes those no pull holds. */
+int image_store_open_partial(ImageStore *s, int *ret_fd);
 
 /* Opens a blob of the store for reading; -ENOENT when absent. */
 int image_store_open_blob(ImageStore *s, const char *digest);
