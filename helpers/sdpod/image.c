@@ -14,16 +14,6 @@
 #include "sdpod.h"
 #include "unit/app-isolators.h"
 
-/* What a verb tells besides its output, named as its errors are. */
-_printf_(1, 2) static void note(const char *fmt, ...) {
-        va_list ap;
-        va_start(ap, fmt);
-        fprintf(stderr, "%s: ", cli.command ?: program_invocation_short_name);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-}
-
 static int open_store(StoreAccess access, ImageStore **ret, Error **err) {
         /* Only the default data directory is created on demand: a --dir
          * that does not exist is more likely a typo than a wish. */
@@ -142,7 +132,7 @@ static int image_import_verb(int argc, char **argv) {
                 char bytes[16];
                 format_bytes(freed, bytes);
                 error_free(err);
-                note("%s: interrupted (SIG%s); removed what it had staged (%s)", argv[optind], sigabbrev_np(sig),
+                cli_note("%s: interrupted (SIG%s); removed what it had staged (%s)", argv[optind], sigabbrev_np(sig),
                      bytes);
                 return cli_interrupted_status(sig);
         }
@@ -345,7 +335,7 @@ static int image_rm_verb(int argc, char **argv) {
                                         left = m;
                                 }
                         }
-                        note("removed the name %s; image %s stays, named %s", rm.name, rm.id, strempty(left));
+                        cli_note("removed the name %s; image %s stays, named %s", rm.name, rm.id, strempty(left));
                 }
         }
         if (removed_ids) {
@@ -356,7 +346,7 @@ static int image_rm_verb(int argc, char **argv) {
                 if (pod_store_open(cli.dir, false, false, &ps, NULL) >= 0 && pod_store_image_ids(ps, &in_use, NULL) >= 0)
                         for (char **k = removed_ids; *k; k++)
                                 if (strv_contains(in_use, *k))
-                                        note("image %s is used by a pod: its tree stays until no pod uses it", *k);
+                                        cli_note("image %s is used by a pod: its tree stays until no pod uses it", *k);
         }
         return status;
 }
@@ -382,7 +372,7 @@ static int image_tag_verb(int argc, char **argv) {
         if (open_store(STORE_SHARED, &s, &err) < 0 || image_store_tag(s, argv[i], argv[i + 1], &t, &err) < 0)
                 return cli_fail(err);
         if (t.previous)
-                note("the name %s moved from image %s%s", t.name, t.previous,
+                cli_note("the name %s moved from image %s%s", t.name, t.previous,
                         t.previous_names_left ? "" : " (which has no name left: 'sdpod image rm' it by id)");
         puts(t.id);
         return EXIT_OK;
@@ -455,7 +445,7 @@ static int image_gc_verb(int argc, char **argv) {
         printf("removed %u blobs, %u trees, %u leftovers of interrupted imports (%s freed)\n", st.blobs, st.trees,
                st.leftovers, bytes);
         if (st.partial)
-                note("imports, removals or prepares are running (%u staging directories in use): blobs and trees "
+                cli_note("imports, removals or prepares are running (%u staging directories in use): blobs and trees "
                      "were not collected; run 'sdpod image gc' again when they are done", st.busy);
         return EXIT_OK;
 }
@@ -465,6 +455,7 @@ static const char image_usage[] =
         "\n"
         "Commands:\n"
         "  import PATH        import an OCI layout/archive, docker archive or ACI\n"
+        "  pull REFERENCE     pull an image from a registry\n"
         "  list               list images\n"
         "  inspect IMAGE      show an image's record as JSON\n"
         "  cat-manifest IMAGE print an image's manifest\n"
@@ -476,6 +467,7 @@ static const char image_usage[] =
 int verb_image(int argc, char **argv) {
         static const Verb verbs[] = {
                 { "import", image_import_verb, NULL },
+                { "pull", image_pull_verb, NULL },
                 { "list", image_list_verb, NULL },
                 { "inspect", image_inspect_verb, NULL },
                 { "cat-manifest", image_cat_manifest_verb, NULL },

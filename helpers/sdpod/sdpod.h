@@ -9,6 +9,7 @@
 int verb_image(int argc, char **argv);
 int verb_login(int argc, char **argv);
 int verb_logout(int argc, char **argv);
+int image_pull_verb(int argc, char **argv);
 int verb_prepare(int argc, char **argv);
 int verb_list(int argc, char **argv);
 int verb_status(int argc, char **argv);

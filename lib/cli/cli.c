@@ -34,6 +34,7 @@ int exit_status_from_errno(int code) {
                 return EXIT_WRONG_STATE;
         case EBADMSG:
         case EFBIG:
+        case EKEYREJECTED:      /* an image the signature policy refuses */
                 return EXIT_BAD_INPUT;
         default:
                 return EXIT_ERROR;
@@ -55,6 +56,15 @@ int cli_fail(Error *e) {
         int status = exit_status_from_errno(e->code);
         error_free(e);
         return status;
+}
+
+void cli_note(const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "%s: ", cli.command ?: program_invocation_short_name);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
 }
 
 int cli_usage_error(const char *command, const char *fmt, ...) {

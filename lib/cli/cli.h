@@ -72,6 +72,20 @@ extern CliGlobals cli;
         "  --health-on-failure=none|restart|stop\n" \
         "                          what an unhealthy app gets (none)\n"
 
+/* The options of the pulls prepare, run and podapp add make for an IMAGE
+ * that names a registry (cli_pull_images()). */
+#define CLI_PULL_OPTIONS_HELP \
+        "Pull options, for an IMAGE that names a registry ([docker://]REGISTRY/REPO[:TAG]):\n" \
+        "  --pull=missing|always|never\n" \
+        "                          pull it when the store has no image of that name\n" \
+        "                          (default), each time, or never\n" \
+        "  --tls-verify=BOOL       verify the registry's certificate (default: true)\n" \
+        "  --cert-dir=DIR          CA certificates for the registry\n" \
+        "  --authfile=FILE         credentials (default: sdpod-registries(5))\n" \
+        "  --creds=USER:PASSWORD   credentials for the pulls\n" \
+        "  --signature-policy=FILE the signature policy (policy.json)\n" \
+        "  --registries-d=DIR      where signatures are looked up (as for 'sdpod image pull')\n"
+
 typedef struct Verb {
         const char *name;
         int (*run)(int argc, char **argv);
@@ -89,6 +103,10 @@ int cli_dispatch(const Verb *verbs, const char *context, const char *usage, int 
 /* The whole main() of a binary: warnings go to stderr as "PROGRAM:
  * warning: ...", then the global options, then the verb of verbs. */
 int cli_main(int argc, char **argv, const char *program, const char *usage, const Verb *verbs);
+
+/* What a verb tells besides its output, on stderr, named as its errors
+ * are ("sdpod image gc: ..."). */
+void cli_note(const char *fmt, ...) _printf_(1, 2);
 
 /* Prints "PROGRAM: MESSAGE" on stderr and returns the exit status for it. */
 int cli_fail(Error *e);

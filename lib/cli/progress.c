@@ -37,10 +37,43 @@ void progress_line_show(ProgressLine *p, bool force, const char *fmt, ...) {
         p->last_usec = now;
 }
 
+/* Back to the first line of what was shown. */
+static void progress_home(ProgressLine *p) {
+        if (p->shown && p->lines > 1)
+                fprintf(stderr, "\033[%uA", p->lines - 1);
+        fputc('\r', stderr);
+}
+
+void progress_lines_show(ProgressLine *p, bool force, const char *text) {
+        if (!p->enabled)
+                return;
+        uint64_t now = monotonic_usec();
+        if (!force && p->shown && now - p->last_usec < REDRAW_USEC)
+                return;
+        progress_home(p);
+        unsigned n = 1;
+        for (const char *c = text; *c; c++) {
+                if (*c == '\n') {
+                        /* Erase the rest of each line before the next. */
+                        fputs("\033[K\n", stderr);
+                        n++;
+                } else
+                        fputc(*c, stderr);
+        }
+        /* Fewer lines than last time: erase what is below. */
+        fputs("\033[J", stderr);
+        fflush(stderr);
+        p->shown = true;
+        p->lines = n;
+        p->last_usec = now;
+}
+
 void progress_line_clear(ProgressLine *p) {
         if (!p->enabled || !p->shown)
                 return;
-        fputs("\r\033[K", stderr);
+        progress_home(p);
+        p->lines = 0;
+        fputs("\r\033[J", stderr);
         fflush(stderr);
         p->shown = false;
 }

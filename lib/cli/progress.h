@@ -15,11 +15,15 @@ typedef struct ProgressLine {
         bool enabled;
         bool shown;
         uint64_t last_usec;     /* monotonic, of the last redraw */
+        unsigned lines;         /* shown by progress_lines_show() */
 } ProgressLine;
 
 void progress_line_init(ProgressLine *p);
 /* Redraws the line, at most 10 times a second unless force. */
 void progress_line_show(ProgressLine *p, bool force, const char *fmt, ...) _printf_(3, 4);
+/* The same for a block of lines (text: lines separated by '\n', each
+ * shorter than the terminal is wide), redrawn in place. */
+void progress_lines_show(ProgressLine *p, bool force, const char *text);
 /* Erases it (before anything else is printed, and at the end). */
 void progress_line_clear(ProgressLine *p);
 

@@ -60,6 +60,12 @@ void pod_args_done(PodArgs *a) {
                 app_args_done(&a->apps[i]);
         free(a->apps);
         pod_net_args_done(&a->net);
+        free(a->pull);
+        for (size_t i = 0; i < a->n_pull_options; i++) {
+                free((char *) a->pull_options[i].name);
+                free((char *) a->pull_options[i].value);
+        }
+        free(a->pull_options);
         *a = (PodArgs) {};
 }
 
@@ -162,7 +168,8 @@ int private_users_arg_parse(const char *s, PodArgs *pod, Error **err) {
         return 0;
 }
 
-typedef enum OptionKind { OPTION_POD, OPTION_APP } OptionKind;
+/* OPTION_PULL: of the pulls of the command, also for podapp add. */
+typedef enum OptionKind { OPTION_POD, OPTION_APP, OPTION_PULL } OptionKind;
 
 static const struct {
         const char *name;
@@ -194,7 +201,39 @@ static const struct {
         { "tmpfs", OPTION_APP },
         { "device", OPTION_APP },
         /* and the lifecycle options, which app-lifecycle.h knows */
+        { "pull", OPTION_PULL },
+        { "tls-verify", OPTION_PULL },
+        { "cert-dir", OPTION_PULL },
+        { "authfile", OPTION_PULL },
+        { "creds", OPTION_PULL },
+        { "signature-policy", OPTION_PULL },
+        { "registries-d", OPTION_PULL },
 };
+
+static int add_pull_option(PodArgs *pod, const char *option, const char *value, Error **err) {
+        if (streq(option, "pull")) {
+                if (!streq(value, "missing") && !streq(value, "always") && !streq(value, "never"))
+                        return error_set(err, -EINVAL, "--pull=%s: expected missing, always or never", value);
+                if (pod->pull)
+                        return error_set(err, -EINVAL, "--pull given twice");
+                return (pod->pull = strdup(value)) ? 0 : error_sys(err, -ENOMEM, "--pull");
+        }
+        for (size_t i = 0; i < pod->n_pull_options; i++)
+                if (streq(pod->pull_options[i].name, option))
+                        return error_set(err, -EINVAL, "--%s given twice", option);
+        PodNameValue *l = realloc(pod->pull_options, (pod->n_pull_options + 1) * sizeof(PodNameValue));
+        if (!l)
+                return error_sys(err, -ENOMEM, "--%s", option);
+        pod->pull_options = l;
+        char *n = strdup(option), *v = strdup(value);
+        if (!n || !v) {
+                free(n);
+                free(v);
+                return error_sys(err, -ENOMEM, "--%s", option);
+        }
+        l[pod->n_pull_options++] = (PodNameValue) { .name = n, .value = v };
+        return 0;
+}
 
 /* --pre-start=CMD and the like: the app's event handler of that name. */
 static int add_hook(AppArgs *app, const char *option, const char *value, Error **err) {
@@ -366,6 +405,9 @@ static int apply_option(PodArgs *pod, AppArgs *app, const char *option, const ch
         }
         if (streq(option, "private-users"))
                 return private_users_arg_parse(value, pod, err);
+        OptionKind kind;
+        if (option_kind(option, &kind) >= 0 && kind == OPTION_PULL)
+                return add_pull_option(pod, option, value, err);
         if (streq(option, "pod-stop-timeout") || streq(option, "pod-watchdog"))
                 return pod_lifecycle_arg_parse(option, value, pod, err);
         const char *annotation = app_lifecycle_annotation_of_option(option);

@@ -71,6 +71,13 @@ typedef struct PodArgs {
         PodNameValue *lifecycle;
         size_t n_lifecycle;
         PodNetArgs net;                 /* --net, --port, --dns... (pod-net.h) */
+        /* --pull=missing|always|never and the options of the pulls it makes
+         * (--tls-verify, --cert-dir, --authfile, --creds,
+         * --signature-policy, --registries-d), for the images that name a
+         * registry: as given, checked by image/image-pull.h. */
+        char *pull;
+        PodNameValue *pull_options;
+        size_t n_pull_options;
 } PodArgs;
 
 /* Parses argv (the operands and options after the verb). With

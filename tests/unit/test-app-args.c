@@ -117,6 +117,9 @@ static void test_errors(void) {
                 { { "img", "--mount=target=/x,size=1", NULL }, "unexpected \"size=1\"" },
                 { { "img", "--stop-timeout=soon", NULL }, "--stop-timeout: \"soon\" is not a duration above 0" },
                 { { "img", "--restart=maybe", NULL }, "--restart: \"maybe\" is not no, on-failure or always" },
+                { { "--pull=sometimes", "img", NULL }, "--pull=sometimes: expected missing, always or never" },
+                { { "--pull=never", "img", "--pull=always", NULL }, "--pull given twice" },
+                { { "--tls-verify=false", "img", "--tls-verify=true", NULL }, "--tls-verify given twice" },
                 { { "img", "--restart=no", "--restart=always", NULL }, "--restart given twice" },
                 { { "img", "--health-retries=0", NULL }, "--health-retries: \"0\" is not a number from 1 to 100" },
                 { { "img", "--health-on-failure=panic", NULL }, "is not none, restart or stop" },
@@ -378,8 +381,26 @@ static void test_app_options(void) {
         free(msg);
 }
 
+/* The options of the pulls: of the command, wherever they stand before
+ * "--", also for podapp add (no pod options); checked by image-pull. */
+static void test_pull_options(void) {
+        PodArgs a;
+        ASSERT_EQ_INT(parse(&a, false, NULL, "--tls-verify=false", "docker://127.0.0.1:5000/bb", "--app=x",
+                            "--pull=always", "--authfile", "/a.json", "--", "--pull=never", NULL), 0);
+        ASSERT_STREQ(a.pull, "always");
+        ASSERT_EQ_INT(a.n_pull_options, 2);
+        ASSERT_STREQ(a.pull_options[0].name, "tls-verify");
+        ASSERT_STREQ(a.pull_options[0].value, "false");
+        ASSERT_STREQ(a.pull_options[1].name, "authfile");
+        ASSERT_STREQ(a.pull_options[1].value, "/a.json");
+        /* after "--": the app's argument */
+        assert_strv(a.apps[0].args, (const char *[]) { "--pull=never", NULL });
+        pod_args_done(&a);
+}
+
 int main(void) {
         RUN(test_sections);
+        RUN(test_pull_options);
         RUN(test_env_file);
         RUN(test_app_options);
         RUN(test_errors);

@@ -215,6 +215,7 @@ complete() {
 
 # expect LINE [REPLY...]: completing LINE gives exactly these replies.
 # The lifecycle options of an app (sdpod(1)).
+pull_options=(--pull= --tls-verify= --cert-dir= --authfile= --creds= --signature-policy= --registries-d=)
 app_lifecycle=(--stop-timeout= --restart= --pre-start= --pre-stop= --post-stop= --watchdog= --watchdog-file= --health-cmd=
 	--health-interval= --health-retries= --health-start-period= --health-on-failure=)
 # Its confinement and resources (sdpod(1)).
@@ -239,25 +240,26 @@ expect 'sdpod -' --dir= --debug --help --version
 expect 'sdpod --debug ru' run run-prepared
 expect 'sdpod --dir=/x ru' run run-prepared
 expect 'sdpod --dir /x st' stop stats status
-expect 'sdpod image ' import list inspect cat-manifest tag untag rm gc
+expect 'sdpod image ' import pull list inspect cat-manifest tag untag rm gc
 expect 'sdpod image i' import inspect
 expect 'sdpod image list --' --help --format= --no-legend
 expect 'sdpod image list --format=' table json
 expect 'sdpod image import --' --help --name= --platform= --ref= --max-entries= --max-size=
+expect 'sdpod image pull --' --help --quiet --name= --platform= --tls-verify= --cert-dir= --authfile= --creds= --signature-policy= --registries-d=
 expect 'sdpod prepare --' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
-	--app= --exec= --set-env= --user= --group= --working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}"
+	--app= --exec= --set-env= --user= --group= --working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" "${pull_options[@]}"
 expect 'sdpod prepare --wo' --working-dir=
 expect 'sdpod prepare --w' --watchdog= --watchdog-file= --working-dir=
 expect 'sdpod prepare --private-users=' yes no
 expect 'sdpod run --' --detach --uuid-file= --replace --tty --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
 	--app= --exec= --set-env= --user= --group= \
-	--working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}"
+	--working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" "${pull_options[@]}"
 expect 'sdpod run --d' --detach --device= --dns= --dns-search= --dns-option=
 # run's own options only come first
 expect 'sdpod run --detach --d' --detach --device= --dns= --dns-search= --dns-option=
 expect 'sdpod run --name=x --d' --device= --dns= --dns-search= --dns-option=
-expect 'sdpod run --replace --r' --read-only --replace --restart=
-expect 'sdpod run --name=x --r' --read-only --restart=
+expect 'sdpod run --replace --r' --read-only --registries-d= --replace --restart=
+expect 'sdpod run --name=x --r' --read-only --registries-d= --restart=
 expect 'sdpod run busybox:1.36 --d' --device= --dns= --dns-search= --dns-option=
 expect 'sdpod run busybox:1.36 --read-only --cap-drop=SYS_' SYS_CHROOT SYS_ADMIN SYS_PTRACE SYS_NICE SYS_RESOURCE SYS_TIME
 expect 'sdpod prepare busybox:1.36 --read-only=' yes no
@@ -302,11 +304,11 @@ expect 'sdpod prepare ' busybox:1.36 example.com/my-app:latest
 # after an image, only its options, "--" and "---"
 expect 'sdpod prepare busybox:1.36 ' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
 	--app= --exec= --set-env= --user= --group= \
-	--working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" -- ---
+	--working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" "${pull_options[@]}" -- ---
 expect 'sdpod prepare --app=x busybox:1.36 --ex' --exec=
 expect 'sdpod prepare --app x busybox:1.36 --app y ' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= \
 	--app= --exec= --set-env= \
-	--user= --group= --working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" -- ---
+	--user= --group= --working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" "${pull_options[@]}" -- ---
 # the app's arguments are its own, but "---" starts the next app
 expect 'sdpod prepare busybox:1.36 -- -c '
 expect 'sdpod prepare busybox:1.36 -- -c --'  ---
@@ -372,7 +374,7 @@ expect 'podapp sandbox --' --help --name= --volume= --keep-on-app-failure --priv
 expect 'sdpod prepare --net=' default none host ns:
 expect 'sdpod run --dns=' host
 expect 'podapp sandbox --private-users=' yes no
-expect 'podapp add --' --help --app= --exec= --set-env= --user= --group= --working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}"
+expect 'podapp add --' --help --app= --exec= --set-env= --user= --group= --working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" "${pull_options[@]}"
 expect 'podapp stop --' --help --app= --grace=
 expect 'podapp list --' --help --format= --no-legend
 expect 'podapp status --format=' table json
