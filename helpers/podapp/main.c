@@ -8,6 +8,7 @@
 #include "basic/macro.h"
 #include "basic/time-util.h"
 #include "cli/cli.h"
+#include "cli/pull-view.h"
 #include "config.h"
 #include "manifest/app-args.h"
 #include "pod/pod-launch.h"
@@ -184,6 +185,7 @@ static const char add_usage[] =
         "\n"
         "  --app=NAME              the app's name (lowercase letters, digits, '-'); required\n"
         "\n"
+        CLI_PULL_OPTIONS_HELP
         "App options, as for 'sdpod prepare':\n" CLI_APP_OPTIONS_HELP
         "  -- ARGS...              the app's arguments (replace the image's command)\n";
 
@@ -212,7 +214,7 @@ static int verb_add(int argc, char **argv) {
         }
         if (cli_open_pod(argv[1], &ps, &p, &err) < 0 ||
             image_store_open(cli.dir, cli.dir_is_default, STORE_SHARED, &is, &err) < 0 ||
-            pod_app_add(ps, p, is, &args.apps[0], &err) < 0)
+            cli_pull_images(is, &args, &err) < 0 || pod_app_add(ps, p, is, &args.apps[0], &err) < 0)
                 status = cli_fail(err);
 out:
         pod_args_done(&args);

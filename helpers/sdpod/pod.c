@@ -5,6 +5,7 @@
 #include "basic/json-util.h"
 #include "basic/time-util.h"
 #include "cli/cli.h"
+#include "cli/pull-view.h"
 #include "manifest/app-args.h"
 #include "manifest/pod-net.h"
 #include "net/pod-network.h"
@@ -38,7 +39,8 @@ static const char prepare_usage[] =
         "\n"
         "Prepares a pod of one app per IMAGE and prints its UUID; start it with\n"
         "'sdpod run-prepared UUID' or 'systemctl start pod@UUID'. IMAGE is a\n"
-        "name, an id or an id prefix of an image in the store (sdpod image list).\n"
+        "name, an id or an id prefix of an image in the store (sdpod image list),\n"
+        "or a registry's image, pulled when the store does not have it.\n"
         "Arguments after \"--\" replace the image's command; \"---\" starts the next app.\n"
         "\n"
         "Pod options:\n"
@@ -63,6 +65,7 @@ static const char prepare_usage[] =
         "                          every app's stop timeout unless it has its own\n"
         "  --pod-watchdog=DURATION kill the pod when its systemd has not answered for\n"
         "                          that long\n"
+        CLI_PULL_OPTIONS_HELP
         "App options (after its IMAGE, or before the first IMAGE for the first app):\n"
         "  --app=NAME              the app's name (default: from the image name)\n" CLI_APP_OPTIONS_HELP;
 
@@ -82,6 +85,7 @@ int verb_prepare(int argc, char **argv) {
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *p = NULL;
         int r = image_store_open(cli.dir, cli.dir_is_default, STORE_SHARED, &is, &err);
+        r = r < 0 ? r : cli_pull_images(is, &args, &err);
         r = r < 0 ? r : cli_open_pods(&ps, &err);
         r = r < 0 ? r : pod_prepare(ps, is, &args, POD_DIR_PREPARED, &p, &err);
         pod_args_done(&args);

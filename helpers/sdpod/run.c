@@ -7,6 +7,7 @@
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "cli/cli.h"
+#include "cli/pull-view.h"
 #include "manifest/app-args.h"
 #include "pod/pod-info.h"
 #include "pod/pod-journal.h"
@@ -189,6 +190,7 @@ int verb_run(int argc, char **argv) {
                 /* The image store is held shared only while preparing. */
                 _cleanup_image_store_ ImageStore *is = NULL;
                 r = image_store_open(cli.dir, cli.dir_is_default, STORE_SHARED, &is, &err);
+                r = r < 0 ? r : cli_pull_images(is, &args, &err);
                 r = r < 0 || ps ? r : cli_open_pods(&ps, &err);
                 r = r < 0 ? r : pod_prepare(ps, is, &args, detach ? POD_DIR_PREPARED : POD_DIR_RUN, &p, &err);
         }
