@@ -72,8 +72,9 @@ void progress_line_clear(ProgressLine *p) {
         if (!p->enabled || !p->shown)
                 return;
         progress_home(p);
+        /* One line: erase it; a block: erase to the end of the screen. */
+        fputs(p->lines > 1 ? "\r\033[J" : "\r\033[K", stderr);
         p->lines = 0;
-        fputs("\r\033[J", stderr);
         fflush(stderr);
         p->shown = false;
 }
