@@ -89,6 +89,19 @@ assert_eq "--quiet: the id on stdout" "$BB_MANIFEST" "$OUT"
 assert_exit 0 sd image pull -q --tls-verify=false "docker://$R/test/busybox"
 assert_eq "docker:// and no tag (latest): the same image" "$BB_MANIFEST" "$OUT"
 
+# On a terminal: a line per layer (state, bytes, rate) and the total,
+# redrawn in place and erased at the end, then the summary; the id on stdout.
+D3="$T/data-tty"
+mkdir "$D3"
+script -qec "$(printf '%q ' "$SDPOD" --dir="$D3" image pull --tls-verify=false "$R/test/busybox:latest")" \
+	/dev/null >"$T/tty.out" 2>&1 </dev/null || true
+assert_contains "on a terminal, the progress names the layer" "$(cat "$T/tty.out")" \
+	"$(jq -r '.layers[0].digest | .[7:19]' "$(oci_blob "$IMG/oci" "$BB_MANIFEST")")"
+assert_contains "... and the total" "$(cat "$T/tty.out")" "total "
+assert_contains "... and is erased, the summary line left" "$(cat "$T/tty.out")" $'\033[Jpulled '"$R/test/busybox:latest"
+assert_contains "... before the id" "$(cat "$T/tty.out")" "$BB_MANIFEST"
+rm -rf -- "$D3"
+
 echo "# and run it"
 assert_exit 0 sd run "$R/test/busybox:latest" --exec=/bin/echo -- hello from a pulled image
 assert_contains "a pod runs the pulled image" "$OUT" "hello from a pulled image"
