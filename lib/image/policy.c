@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <limits.h>
 
+#include "basic/base64.h"
 #include "basic/digest.h"
 #include "basic/fs.h"
 #include "basic/json-util.h"
@@ -307,51 +308,6 @@ static int check_fields(struct json_object *o, const char *const *allowed, const
         return 0;
 }
 
-static int key_data_value(char c) {
-        if (c >= 'A' && c <= 'Z')
-                return c - 'A';
-        if (c >= 'a' && c <= 'z')
-                return c - 'a' + 26;
-        if (c >= '0' && c <= '9')
-                return c - '0' + 52;
-        if (c == '+')
-                return 62;
-        if (c == '/')
-                return 63;
-        return -1;
-}
-
-/* Standard base64 with padding, as Go's encoding/json writes a []byte. */
-static int key_data_decode(const char *s, char **ret, size_t *ret_size) {
-        size_t n = strlen(s);
-        if (n % 4 != 0)
-                return -EINVAL;
-        _cleanup_free_ char *out = malloc(n / 4 * 3 + 1);
-        if (!out)
-                return -ENOMEM;
-        size_t k = 0;
-        for (size_t i = 0; i < n; i += 4) {
-                int v[4];
-                for (size_t j = 0; j < 4; j++) {
-                        v[j] = s[i + j] == '=' ? -2 : key_data_value(s[i + j]);
-                        if (v[j] == -1)
-                                return -EINVAL;
-                }
-                bool last = i + 4 == n;
-                if (v[0] < 0 || v[1] < 0 || (v[2] == -2 && v[3] != -2) || ((v[2] == -2 || v[3] == -2) && !last))
-                        return -EINVAL;
-                out[k++] = (char) (v[0] << 2 | v[1] >> 4);
-                if (v[2] >= 0)
-                        out[k++] = (char) ((v[1] & 0xf) << 4 | v[2] >> 2);
-                if (v[3] >= 0)
-                        out[k++] = (char) ((v[2] & 0x3) << 6 | v[3]);
-        }
-        out[k] = 0;
-        *ret = TAKE_PTR(out);
-        *ret_size = k;
-        return 0;
-}
-
 static int key_path_resolve(const char *path, const char *base_dir, char **ret) {
         char *p;
         if (path[0] == '/' || !base_dir)
@@ -491,7 +447,7 @@ static int parse_signed_by(struct json_object *o, PolicyRequirement *req, const 
                                 return error_sys(err, -ENOMEM, "%s", where);
                 }
         } else {
-                r = key_data_decode(key_data, &req->key_data, &req->key_data_size);
+                r = base64_decode(key_data, strlen(key_data), &req->key_data, &req->key_data_size);
                 if (r == -ENOMEM)
                         return error_sys(err, r, "%s", where);
                 if (r < 0 || req->key_data_size == 0)

@@ -41,7 +41,4 @@ int registry_auth_remove(const char *auth_file, const char *registry, char **ret
 int registry_auth_parse(const char *data, size_t size, const char *what, const char *registry, char **ret_user,
                         char **ret_password, Error **err);
 
-/* Base64 of RFC 4648 with padding; NULL on ENOMEM. Decoding refuses
- * anything else (-EINVAL), and NUL bytes in the result. */
-char *base64_encode(const void *data, size_t size);
-int base64_decode(const char *s, size_t n, char **ret, size_t *ret_size);
+

@@ -2,6 +2,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include "basic/base64.h"
 #include "basic/fs.h"
 #include "image/auth-challenge.h"
 #include "image/registry-auth.h"
@@ -28,7 +29,7 @@ static void test_base64(void) {
                 ASSERT_EQ_INT(n, strlen(plain[i]));
                 free(d);
         }
-        static const char *const bad[] = { "Zg=", "Z===", "Zg==Zg==", "Zm9*", "=Zm9", "AA==" /* a NUL */ };
+        static const char *const bad[] = { "Zg=", "Z===", "Zg==Zg==", "Zm9*", "=Zm9" };
         for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
                 char *d = NULL;
                 ASSERT_EQ_INT(base64_decode(bad[i], strlen(bad[i]), &d, NULL), -EINVAL);
