@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 
 #include "basic/fs.h"
 #include "basic/path.h"
@@ -9,37 +8,11 @@
 #include "basic/time-util.h"
 #include "image/archive-util.h"
 #include "image/import-internal.h"
+#include "image/oci-manifest.h"
 #include "image/tree.h"
 
-static const char *host_arch(void) {
-        static struct utsname u;
-        if (uname(&u) < 0)
-                return "amd64";
-        if (streq(u.machine, "x86_64"))
-                return "amd64";
-        if (streq(u.machine, "aarch64"))
-                return "arm64";
-        if (startswith(u.machine, "arm"))
-                return "arm";
-        if (streq(u.machine, "i686") || streq(u.machine, "i386"))
-                return "386";
-        return u.machine;
-}
-
 static int parse_platform(Import *imp, const char *platform, Error **err) {
-        if (!platform) {
-                snprintf(imp->platform_os, sizeof(imp->platform_os), "linux");
-                snprintf(imp->platform_arch, sizeof(imp->platform_arch), "%.31s", host_arch());
-                return 0;
-        }
-        char os[32] = "", arch[32] = "", variant[32] = "";
-        int n = sscanf(platform, "%31[^/]/%31[^/]/%31s", os, arch, variant);
-        if (n < 2 || !*os || !*arch)
-                return error_set(err, -EINVAL, "platform \"%s\": expected OS/ARCH[/VARIANT]", platform);
-        memcpy(imp->platform_os, os, sizeof(os));
-        memcpy(imp->platform_arch, arch, sizeof(arch));
-        memcpy(imp->platform_variant, variant, sizeof(variant));
-        return 0;
+        return oci_platform_parse(platform, imp->platform_os, imp->platform_arch, imp->platform_variant, err);
 }
 
 /* Unpacks an oci-archive or docker archive into staging/archive, hashing

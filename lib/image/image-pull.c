@@ -10,7 +10,6 @@
 #include <stdatomic.h>
 #include <sys/file.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 
 #include "basic/fs.h"
 #include "basic/json-util.h"
@@ -122,34 +121,6 @@ typedef struct Pull {
         PullResult result;
 } Pull;
 
-static const char *host_arch(void) {
-        static struct utsname u;
-        if (uname(&u) < 0)
-                return "amd64";
-        if (streq(u.machine, "x86_64"))
-                return "amd64";
-        if (streq(u.machine, "aarch64"))
-                return "arm64";
-        if (startswith(u.machine, "arm"))
-                return "arm";
-        if (streq(u.machine, "i686") || streq(u.machine, "i386"))
-                return "386";
-        return u.machine;
-}
-
-static int parse_platform(const char *s, char os[32], char arch[32], char variant[32], Error **err) {
-        *os = *arch = *variant = 0;
-        if (!s) {
-                snprintf(os, 32, "linux");
-                snprintf(arch, 32, "%.31s", host_arch());
-                return 0;
-        }
-        int n = sscanf(s, "%31[^/]/%31[^/]/%31s", os, arch, variant);
-        if (n < 2 || !*os || !*arch)
-                return error_set(err, -EINVAL, "platform \"%s\": expected OS/ARCH[/VARIANT]", s);
-        return 0;
-}
-
 static bool interrupted(const Pull *p) {
         return p->opts->registry.interrupted && p->opts->registry.interrupted();
 }
@@ -171,7 +142,7 @@ static int report(Pull *p, bool rendering) {
  * (what a signature signs) and ret_id to the image manifest's digest. */
 static int fetch_manifest(Pull *p, char ret_id[DIGEST_STRING_SIZE], Error **err) {
         char os[32], arch[32], variant[32];
-        int r = parse_platform(p->opts->platform, os, arch, variant, err);
+        int r = oci_platform_parse(p->opts->platform, os, arch, variant, err);
         if (r < 0)
                 return r;
         const char *reference = p->ref.digest ? p->ref.digest : p->ref.tag;
@@ -630,7 +601,7 @@ static int fetch_config(Pull *p, Image *im, Error **err) {
 
 static int check_platform(Pull *p, Error **err) {
         char os[32], arch[32], variant[32];
-        int r = parse_platform(p->opts->platform, os, arch, variant, err);
+        int r = oci_platform_parse(p->opts->platform, os, arch, variant, err);
         if (r < 0)
                 return r;
         if ((p->config.os && !streq(p->config.os, os)) ||

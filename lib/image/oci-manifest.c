@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <sys/utsname.h>
+
 #include "basic/json-util.h"
 #include "basic/strv.h"
 #include "image/image.h"
@@ -13,6 +15,36 @@ void oci_descriptor_done(OciDescriptor *d) {
         free(d->architecture);
         free(d->variant);
         *d = (OciDescriptor) {};
+}
+
+/* The architecture of this machine, as OCI names it. */
+static const char *host_arch(void) {
+        static struct utsname u;
+        if (uname(&u) < 0)
+                return "amd64";
+        if (streq(u.machine, "x86_64"))
+                return "amd64";
+        if (streq(u.machine, "aarch64"))
+                return "arm64";
+        if (startswith(u.machine, "arm"))
+                return "arm";
+        if (streq(u.machine, "i686") || streq(u.machine, "i386"))
+                return "386";
+        return u.machine;
+}
+
+int oci_platform_parse(const char *s, char os[OCI_PLATFORM_PART_MAX], char architecture[OCI_PLATFORM_PART_MAX],
+                       char variant[OCI_PLATFORM_PART_MAX], Error **err) {
+        *os = *architecture = *variant = 0;
+        if (!s) {
+                snprintf(os, OCI_PLATFORM_PART_MAX, "linux");
+                snprintf(architecture, OCI_PLATFORM_PART_MAX, "%.31s", host_arch());
+                return 0;
+        }
+        int n = sscanf(s, "%31[^/]/%31[^/]/%31s", os, architecture, variant);
+        if (n < 2 || !*os || !*architecture)
+                return error_set(err, -EINVAL, "platform \"%s\": expected OS/ARCH[/VARIANT]", s);
+        return 0;
 }
 
 bool oci_media_type_is_index(const char *mt) {

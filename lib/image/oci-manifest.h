@@ -41,6 +41,13 @@ typedef struct OciPlatform {
         const char *os, *architecture, *variant;
 } OciPlatform;
 
+/* "OS/ARCH[/VARIANT]" (--platform) into the buffers; NULL: linux and this
+ * machine's architecture in OCI's words (amd64, arm64, ...), any variant.
+ * -EINVAL with a message for anything else. */
+#define OCI_PLATFORM_PART_MAX 32
+int oci_platform_parse(const char *s, char os[OCI_PLATFORM_PART_MAX], char architecture[OCI_PLATFORM_PART_MAX],
+                       char variant[OCI_PLATFORM_PART_MAX], Error **err);
+
 /* media type of an image index or a docker manifest list */
 bool oci_media_type_is_index(const char *media_type);
 /* media type of an image manifest (OCI or docker schema 2) */
