@@ -282,9 +282,23 @@ static int lock_partial(Pull *p, const char *digest, Error **err) {
         for (;;) {
                 if (image_store_has_blob(p->store, digest))
                         return 0;
-                _cleanup_close_ int fd = openat(p->partial_fd, hex, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+                /* Only a regular file is a partial download: anything else
+                 * at its name is never opened (a device would be, by open
+                 * itself) and would fail the S_ISREG check below forever, a
+                 * FIFO in a busy loop. O_NONBLOCK for what slips in between. */
+                struct stat pre;
+                if (fstatat(p->partial_fd, hex, &pre, AT_SYMLINK_NOFOLLOW) >= 0 && !S_ISREG(pre.st_mode))
+                        return error_set(err, -EIO, "%s: partial download of %s: images/partial/%s is not a regular file "
+                                         "(remove it)", p->source, digest, hex);
+                _cleanup_close_ int fd = openat(p->partial_fd, hex,
+                                                O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
                 if (fd < 0)
                         return error_sys(err, -errno, "%s: partial download of %s", p->source, digest);
+                if (fstat(fd, &pre) < 0)
+                        return error_sys(err, -errno, "%s: partial download of %s", p->source, digest);
+                if (!S_ISREG(pre.st_mode))
+                        return error_set(err, -EIO, "%s: partial download of %s: images/partial/%s is not a regular file "
+                                         "(remove it)", p->source, digest, hex);
                 while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
                         if (errno != EWOULDBLOCK)
                                 return error_sys(err, -errno, "%s: locking the partial download of %s", p->source, digest);
