@@ -383,6 +383,12 @@ static int extract_entry(Extract *x, struct archive *a, struct archive_entry *e,
                 return extract_whiteout(x, parent, base, err);
 
         int pfd = extract_parent(x, parent);
+        /* A parent that the layer's own symlinks lead nowhere (or to a
+         * file) is the layer's fault, not a missing object: bad content
+         * (exit 5), not ENOENT's "not found" (exit 3). */
+        if (pfd == -ENOENT || pfd == -ENOTDIR || pfd == -ELOOP)
+                return error_set(err, -EBADMSG, "%s: \"%s\": its parent is not a directory of the tree (a symlink "
+                                 "that leads nowhere in it, or a file)", x->what, path);
         if (pfd < 0)
                 return error_sys(err, pfd, "%s: \"%s\": parent directory", x->what, path);
         r = path_set_add(&x->layer_paths, path);
