@@ -66,6 +66,13 @@ static void curl_init_once(void) {
 
 /* ---- what one transfer sees ---- */
 
+/* Two kinds of bad answers: -EBADMSG for content (a document whose digest
+ * or size is wrong, an oversized manifest: exit 5, as other bad content);
+ * -EPROTO for a registry that misbehaves at the HTTP level (redirect loops
+ * or redirects to other schemes, malformed headers, a wrong Content-Range,
+ * a token answer that is junk: exit 1, as an unreachable registry), which
+ * says nothing about the image. */
+
 typedef enum BodyMode {
         BODY_DISCARD,
         BODY_BUFFER, /* kept up to max; more is an error */
@@ -406,7 +413,7 @@ static int curl_failure(Registry *r, Transfer *t, CURLcode c, const char *url, c
                         return error_set(err, -EBADMSG, "%s: the answer of %s is larger than %zu bytes", what, r->registry,
                                          t->max);
                 if (t->bad_range)
-                        return error_set(err, -EBADMSG, "%s: %s answered bytes other than those asked for (Content-Range)",
+                        return error_set(err, -EPROTO, "%s: %s answered bytes other than those asked for (Content-Range)",
                                          what, r->registry);
         }
         switch (c) {
@@ -550,19 +557,19 @@ static int request_once(Registry *r, const Request *q, Transfer *t, bool *ret_or
                         probing = false;
                 }
                 if (t->header_too_long) {
-                        ret = error_set(err, -EBADMSG, "%s: %s answered a malformed or overlong header", q->what, url);
+                        ret = error_set(err, -EPROTO, "%s: %s answered a malformed or overlong header", q->what, url);
                         break;
                 }
                 long status = t->status;
                 if (status >= 300 && status < 400 && status != 304) {
                         char *next = NULL;
                         if (curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &next) != CURLE_OK || !next) {
-                                ret = error_set(err, -EBADMSG, "%s: %s answered %ld without a Location", q->what, url,
+                                ret = error_set(err, -EPROTO, "%s: %s answered %ld without a Location", q->what, url,
                                                 status);
                                 break;
                         }
                         if (hop + 1 >= REDIRECTS_MAX) {
-                                ret = error_set(err, -EBADMSG, "%s: more than %d redirects", q->what, REDIRECTS_MAX);
+                                ret = error_set(err, -EPROTO, "%s: more than %d redirects", q->what, REDIRECTS_MAX);
                                 break;
                         }
                         _cleanup_free_ char *ns = NULL, *nh = NULL;
@@ -570,13 +577,13 @@ static int request_once(Registry *r, const Request *q, Transfer *t, bool *ret_or
                         if (url_origin(next, &ns, &nh, &np) < 0 ||
                             (strcasecmp(ns, "https") != 0 && strcasecmp(ns, "http") != 0)) {
                                 char qu[VALUE_QUOTED_MAX];
-                                ret = error_set(err, -EBADMSG, "%s: %s redirects to %s, which is not an http(s) URL",
+                                ret = error_set(err, -EPROTO, "%s: %s redirects to %s, which is not an http(s) URL",
                                                 q->what, url, value_quote(next, qu));
                                 break;
                         }
                         if (strcasecmp(ns, "http") == 0 && startswith(url, "https:") && !r->allow_http) {
                                 char qu[VALUE_QUOTED_MAX];
-                                ret = error_set(err, -EBADMSG, "%s: %s redirects from https to plain http (%s): refused",
+                                ret = error_set(err, -EPROTO, "%s: %s redirects from https to plain http (%s): refused",
                                                 q->what, url, value_quote(next, qu));
                                 break;
                         }
@@ -643,7 +650,7 @@ static int fetch_token(Registry *r, const AuthChallenge *c, const char *what, Er
         _cleanup_free_ char *rs = NULL, *rh = NULL;
         long rp;
         if (url_origin(c->realm, &rs, &rh, &rp) < 0 || (strcasecmp(rs, "https") != 0 && strcasecmp(rs, "http") != 0))
-                return error_set(err, -EBADMSG, "%s: token realm %s is not an http(s) URL", what,
+                return error_set(err, -EPROTO, "%s: token realm %s is not an http(s) URL", what,
                                  value_quote(c->realm, q));
         bool credentials = r->username && r->password;
         if (credentials && strcasecmp(rs, "http") == 0 && !r->allow_http)
@@ -667,7 +674,7 @@ static int fetch_token(Registry *r, const AuthChallenge *c, const char *what, Er
         }
         int ret = 0;
         if (!u || curl_url_set(u, CURLUPART_URL, c->realm, 0) != CURLUE_OK)
-                ret = error_set(err, -EBADMSG, "%s: token realm %s is not a URL", what, value_quote(c->realm, q));
+                ret = error_set(err, -EPROTO, "%s: token realm %s is not a URL", what, value_quote(c->realm, q));
         else if ((c->service && (asprintf(&service_q, "service=%s", c->service) < 0 ||
                                  curl_url_set(u, CURLUPART_QUERY, service_q, CURLU_APPENDQUERY | CURLU_URLENCODE) != CURLUE_OK)) ||
                  (scope_v && (asprintf(&scope_q, "scope=%s", scope_v) < 0 ||
@@ -693,6 +700,11 @@ static int fetch_token(Registry *r, const AuthChallenge *c, const char *what, Er
         curl_easy_cleanup(h);
         if (cc != CURLE_OK) {
                 ret = curl_failure(r, &t, cc, url, errbuf, what, err);
+                if (ret == -EBADMSG) { /* an oversized token answer */
+                        ret = -EPROTO;
+                        if (err && *err)
+                                (*err)->code = ret;
+                }
                 error_prefix(err, "token server");
                 transfer_done(&t);
                 return ret;
@@ -716,12 +728,18 @@ static int fetch_token(Registry *r, const AuthChallenge *c, const char *what, Er
         _cleanup_json_ struct json_object *root = NULL;
         struct json_object *v = NULL;
         ret = json_parse(t.body ?: "", t.size, "the token server's answer", &root, err);
+        if (ret == -EBADMSG) { /* an auth server's junk is not the image's */
+                ret = -EPROTO;
+                if (err && *err)
+                        (*err)->code = ret;
+                error_prefix(err, "%s", what);
+        }
         if (ret >= 0 && (!json_object_is_type(root, json_type_object) ||
                          !((json_object_object_get_ex(root, "token", &v) && json_object_is_type(v, json_type_string) &&
                             json_object_get_string_len(v) > 0) ||
                            (json_object_object_get_ex(root, "access_token", &v) &&
                             json_object_is_type(v, json_type_string) && json_object_get_string_len(v) > 0))))
-                ret = error_set(err, -EBADMSG, "%s: the token server's answer has no \"token\"", what);
+                ret = error_set(err, -EPROTO, "%s: the token server's answer has no \"token\"", what);
         if (ret >= 0) {
                 /* it goes into a header: printable ASCII without blanks only */
                 const char *tok = json_object_get_string(v);
@@ -730,7 +748,7 @@ static int fetch_token(Registry *r, const AuthChallenge *c, const char *what, Er
                 for (size_t i = 0; ok && i < n; i++)
                         ok = tok[i] > 0x20 && tok[i] < 0x7f;
                 if (!ok)
-                        ret = error_set(err, -EBADMSG, "%s: the token server's token is not printable ASCII", what);
+                        ret = error_set(err, -EPROTO, "%s: the token server's token is not printable ASCII", what);
                 else {
                         char *copy = strdup(tok);
                         if (!copy)
@@ -762,6 +780,11 @@ static int authenticate(Registry *r, const Transfer *t, unsigned gen, const char
         }
         AuthChallenge c = {};
         ret = auth_challenge_parse(t->www_authenticate, &c, err);
+        if (ret == -EBADMSG) {
+                ret = -EPROTO;
+                if (err && *err)
+                        (*err)->code = ret;
+        }
         if (ret < 0) {
                 error_prefix(err, "%s", what);
                 goto out;
@@ -1023,7 +1046,7 @@ int registry_get_manifest(Registry *r, const char *reference, bool head, char **
         else if (header_usable)
                 snprintf(digest, sizeof(digest), "%s", header);
         else
-                k = error_set(err, -EBADMSG, "%s: the registry gave no (sha256) Docker-Content-Digest", what);
+                k = error_set(err, -EPROTO, "%s: the registry gave no (sha256) Docker-Content-Digest", what);
         if (head && by_digest && header_usable && !streq(header, reference))
                 k = error_set(err, -EBADMSG, "%s: the registry announced digest %s", what, header);
 
@@ -1065,7 +1088,7 @@ int64_t registry_get_blob(Registry *r, const char *digest, uint64_t offset, Regi
         if (k >= 0 && !status_ok(k))
                 k = status_error(r, &t, what, "blob unknown", err);
         else if (k >= 0 && k != 200 && k != 206)
-                k = error_set(err, -EBADMSG, "%s: %s answered HTTP %d", what, r->registry, k);
+                k = error_set(err, -EPROTO, "%s: %s answered HTTP %d", what, r->registry, k);
         int64_t start = t.data_start;
         transfer_done(&t);
         return k < 0 ? k : start;
@@ -1113,7 +1136,7 @@ int registry_get_url(Registry *r, const char *url, size_t max, char **ret, size_
                         if (hop + 1 >= REDIRECTS_MAX || curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &next) != CURLE_OK ||
                             !next || (!startswith(next, "http:") && !startswith(next, "https:")) ||
                             (startswith(current, "https:") && startswith(next, "http:") && !r->allow_http)) {
-                                k = error_set(err, -EBADMSG, "%s: a redirect that is refused (too many, or not to http(s))", q);
+                                k = error_set(err, -EPROTO, "%s: a redirect that is refused (too many, or not to http(s))", q);
                                 break;
                         }
                         char *copy = strdup(next);

@@ -62,7 +62,7 @@ int registry_ping(Registry *r, Error **err);
  * (NUL-terminated, at most REGISTRY_MANIFEST_MAX), its sha256 checked against a
  * digest reference and against Docker-Content-Digest when given; ret_digest
  * is the body's. HEAD: only the digest (Docker-Content-Digest, or the
- * reference when it is a digest; -EBADMSG when neither) and the media type;
+ * reference when it is a digest; -EPROTO when neither) and the media type;
  * ret_body and ret_size may be NULL. The media type is Content-Type's (without
  * parameters), else the body's "mediaType". -ENOENT: unknown repository,
  * tag or digest (the message names it). */
@@ -90,8 +90,9 @@ int registry_get_url(Registry *r, const char *url, size_t max, char **ret, size_
 /* Errors: -ENOENT unknown, -EACCES unauthorized (the message says how to log
  * in), -EHOSTUNREACH (no such host, or TLS failed) / -ECONNREFUSED /
  * -ETIMEDOUT (nothing for 30 s) unreachable, with the address and curl's
- * reason; -ECONNRESET the connection broke during the transfer; -EBADMSG a
- * bad answer (digest mismatch, oversized manifest, malformed headers);
+ * reason; -ECONNRESET the connection broke during the transfer; -EBADMSG
+ * bad content (digest mismatch, oversized manifest); -EPROTO a bad answer
+ * (malformed headers, refused or looping redirects, a junk token answer);
  * -EIO another HTTP status (its code and the registry's message);
  * -ECANCELED interrupted. */
 

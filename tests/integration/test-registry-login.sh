@@ -264,7 +264,7 @@ FAKE=127.0.0.1:$FAKE_PORT
 assert_exit 0 "$RC" --tls-verify=false --creds=alice:s3cret blob "$FAKE/probe" "sha256:$(printf '%063d1' 0)"
 assert_eq "the storage's bytes" "hello from storage" "$OUT"
 assert_eq "no Authorization sent to the storage" "storage authorization=no" "$(cat "$T/storage.log")"
-assert_exit 74 "$RC" --tls-verify=false --creds=alice:s3cret blob "$FAKE/probe" "sha256:$(printf '%063d2' 0)"
+assert_exit 71 "$RC" --tls-verify=false --creds=alice:s3cret blob "$FAKE/probe" "sha256:$(printf '%063d2' 0)"
 assert_contains "a redirect to file:// is refused" "$ERR" "not an http(s) URL"
 # A server that ignores Range: the sink still gets the blob from the offset.
 "$RC" --tls-verify=false --creds=alice:s3cret blob "$FAKE/probe" "sha256:$(printf '%063d3' 0)" 4 \
