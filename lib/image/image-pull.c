@@ -446,8 +446,12 @@ static int fetch_layer(Pull *p, size_t i, int rootfd, bool main_thread, Error **
 
 fail:
         /* Bad bytes are not kept for a resume: the next pull starts over.
-         * An interruption or a lost connection keeps them. */
-        if (r == -EBADMSG || r == -EFBIG)
+         * An interruption or a lost connection keeps them. Nothing at all
+         * (a blob the registry does not have, as each of the thousands of
+         * layers a manifest may name) is not kept either: no empty file
+         * per layer, pull after pull. We hold its lock: a pull waiting for
+         * it finds the name gone and starts over. */
+        if (r == -EBADMSG || r == -EFBIG || (fstat(fd, &st) >= 0 && st.st_size == 0))
                 (void) unlinkat(p->partial_fd, digest_hex(digest), 0);
         return r;
 }
