@@ -17,6 +17,7 @@
 
 #define REDIRECTS_MAX 8
 #define STALL_TIMEOUT_S 30L
+#define DOCUMENT_TIMEOUT_STALLS 2L  /* a whole document: twice the stall timeout */
 #define ERROR_BODY_MAX (64U << 10)  /* what is kept of an error answer, for its message */
 #define TOKEN_ANSWER_MAX (1U << 20)
 #define TOKEN_MAX (64U << 10)
@@ -383,6 +384,13 @@ static void set_common(Registry *r, CURL *h, Transfer *t, const char *url, char 
         curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, r->stall_timeout);
         curl_easy_setopt(h, CURLOPT_LOW_SPEED_LIMIT, 1L);
         curl_easy_setopt(h, CURLOPT_LOW_SPEED_TIME, r->stall_timeout);
+        /* The stall rule alone lets a registry drip a document (a manifest
+         * of up to 4 MiB, a token, an error) a few bytes a second, for
+         * days. Documents are small: each has a deadline of its own. Blobs
+         * (the sink) have none: a big layer may take long on a slow link,
+         * and its descriptor bounds its size. */
+        if (t->mode != BODY_SINK)
+                curl_easy_setopt(h, CURLOPT_TIMEOUT, r->stall_timeout * DOCUMENT_TIMEOUT_STALLS);
         curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, header_cb);
         curl_easy_setopt(h, CURLOPT_HEADERDATA, t);
         curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write_cb);
@@ -423,6 +431,10 @@ static int curl_failure(Registry *r, Transfer *t, CURLcode c, const char *url, c
         case CURLE_COULDNT_CONNECT:
                 return error_set(err, -ECONNREFUSED, "%s: cannot reach %s: %s", what, url, reason);
         case CURLE_OPERATION_TIMEDOUT:
+                if (t->mode != BODY_SINK)
+                        return error_set(err, -ETIMEDOUT,
+                                         "%s: %s: timed out (nothing for %ld s, no connection, or not all in %ld s): %s",
+                                         what, url, r->stall_timeout, r->stall_timeout * DOCUMENT_TIMEOUT_STALLS, reason);
                 return error_set(err, -ETIMEDOUT, "%s: %s: timed out (nothing for %ld s, or no connection): %s", what,
                                  url, r->stall_timeout, reason);
         case CURLE_PEER_FAILED_VERIFICATION:
