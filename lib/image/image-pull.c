@@ -683,13 +683,13 @@ static int pull_run(Pull *p, Image **ret, Error **err) {
         _cleanup_free_ char *ref_name = image_reference_format(&p->ref), *name = NULL;
         if (!ref_name || image_name_normalize(ref_name, &name) < 0 || strv_push(&names, name) < 0)
                 return error_sys(err, -ENOMEM, "%s", p->source);
-        TAKE_PTR(name);
+        free(TAKE_PTR(name)); /* strv_push() copied it */
         if (p->opts->name) {
                 if (image_name_normalize(p->opts->name, &name) < 0)
                         return error_set(err, -EINVAL, "image name \"%s\": not a valid name[:tag]", p->opts->name);
                 if (strv_push(&names, name) < 0)
                         return error_sys(err, -ENOMEM, "%s", p->source);
-                TAKE_PTR(name);
+                free(TAKE_PTR(name));
         }
 
         /* A HEAD first: when the reference names an image manifest the
