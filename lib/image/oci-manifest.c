@@ -182,6 +182,8 @@ bool oci_ref_name_matches(const char *want, const char *ref_name) {
         return colon && !strchr(colon, '/') && streq(colon + 1, want);
 }
 
+#define INDEX_LIST_MAX 512 /* bytes of the list of an index's images in a message */
+
 static bool platform_matches(const OciPlatform *p, const OciDescriptor *d) {
         return (!d->os || streq(d->os, p->os)) && (!d->architecture || streq(d->architecture, p->architecture)) &&
                (!p->variant || !*p->variant || !d->variant || streq(d->variant, p->variant));
@@ -207,16 +209,26 @@ int oci_index_select(const void *data, size_t size, const char *what, const OciP
                         oci_descriptor_done(&chosen);
                         return r;
                 }
-                /* What the index has, for the message when nothing fits. */
+                /* What the index has, for the message when nothing fits:
+                 * the first few, each cut at 64 bytes. An index may list
+                 * tens of thousands: all of them made a message of
+                 * megabytes, built in quadratic time. */
                 char *l = NULL;
-                if (asprintf(&l, "%s%s%s/%s%s%s", strempty(list), list ? ", " : "", d.os ?: "any",
-                             d.architecture ?: "any", d.ref_name ? " " : "", strempty(d.ref_name)) < 0) {
+                int k = 0;
+                if (!list || strlen(list) < INDEX_LIST_MAX)
+                        k = asprintf(&l, "%s%s%.64s/%.64s%s%.64s", strempty(list), list ? ", " : "", d.os ?: "any",
+                                     d.architecture ?: "any", d.ref_name ? " " : "", strempty(d.ref_name));
+                else if (!endswith(list, ", ..."))
+                        k = asprintf(&l, "%s, ...", list);
+                if (k < 0) {
                         oci_descriptor_done(&d);
                         oci_descriptor_done(&chosen);
                         return error_sys(err, -ENOMEM, "%s", what);
                 }
-                free(list);
-                list = l;
+                if (l) {
+                        free(list);
+                        list = l;
+                }
                 if (!platform_matches(platform, &d) || !oci_ref_name_matches(ref, d.ref_name)) {
                         oci_descriptor_done(&d);
                         continue;
