@@ -141,6 +141,7 @@ good_image("badrange")       # 206 with a Content-Range other than asked
 good_image("partial")        # used by the partial-download checks
 good_image("bigmanifest")    # GET of the manifest: 5 MiB
 good_image("endless")        # GET of the manifest: endless chunked body
+good_image("drip")           # GET of the manifest: 4 MB, 4 bytes a second
 
 # The layer says 10 bytes; the blob is 1 GB (streamed, never in memory).
 HUGE = digest(b"the huge layer")
@@ -220,6 +221,15 @@ _self_idx = json.dumps({"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests":
      "platform": {"os": "linux", "architecture": ARCH}}]}).encode()
 MANIFESTS[("selfindex", "latest")] = (_self_idx, OCI_INDEX)
 MANIFESTS[("selfindex", "sha256:" + "5" * 64)] = (_self_idx, OCI_INDEX)
+
+# An index of 29000 images, none for this platform (what fits in 4 MiB).
+_big = json.dumps({"schemaVersion": 2, "mediaType": OCI_INDEX, "manifests": [
+    {"digest": "sha256:%064x" % i, "size": 1, "platform": {"os": "plan9", "architecture": "x"}}
+    for i in range(29000)]}, separators=(",", ":")).encode()
+MANIFESTS[("bigindex", "latest")] = (_big, OCI_INDEX)
+
+# JSON nested 100000 deep.
+MANIFESTS[("deepjson", "latest")] = (b"[" * 100000 + b"]" * 100000, OCI_MANIFEST)
 
 # A config that is not JSON.
 _l = gz_layer([("hello", "file", b"x\n")])
@@ -363,6 +373,21 @@ class Registry(Base):
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
             endless(self.wfile)
+            self.close_connection = True
+            return
+        if sc == "drip" and self.command == "GET":
+            self.send_response(200)
+            self.send_header("Content-Type", OCI_MANIFEST)
+            self.send_header("Content-Length", str(4 << 20))
+            self.end_headers()
+            end = time.time() + 120
+            try:
+                while time.time() < end:
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    time.sleep(0.25)
+            except OSError:
+                pass
             self.close_connection = True
             return
         if sc == "bigheader":
