@@ -275,10 +275,11 @@ static int sink_write(const void *data, size_t size, void *userdata) {
 }
 
 /* Opens and locks images/partial/HEX, the download of one blob in progress
- * (or interrupted). Returns the fd, or 0 when the store got the blob
+ * (or interrupted), into *ret_fd; -1 there when the store got the blob
  * meanwhile (another pull fetched it while we waited). */
-static int lock_partial(Pull *p, const char *digest, Error **err) {
+static int lock_partial(Pull *p, const char *digest, int *ret_fd, Error **err) {
         const char *hex = digest_hex(digest);
+        *ret_fd = -1;
         for (;;) {
                 if (image_store_has_blob(p->store, digest))
                         return 0;
@@ -313,8 +314,10 @@ static int lock_partial(Pull *p, const char *digest, Error **err) {
                 if (fstat(fd, &a) < 0)
                         return error_sys(err, -errno, "%s: partial download of %s", p->source, digest);
                 if (fstatat(p->partial_fd, hex, &b, AT_SYMLINK_NOFOLLOW) >= 0 && a.st_ino == b.st_ino &&
-                    a.st_dev == b.st_dev && S_ISREG(b.st_mode))
-                        return TAKE_FD(fd);
+                    a.st_dev == b.st_dev && S_ISREG(b.st_mode)) {
+                        *ret_fd = TAKE_FD(fd);
+                        return 0;
+                }
         }
 }
 
@@ -375,12 +378,12 @@ static int fetch_layer(Pull *p, size_t i, int rootfd, bool main_thread, Error **
         PullLayer *l = &p->layers[i];
         PullLayerProgress *lp = &p->progress[i];
         const char *digest = l->desc->digest;
-        _cleanup_close_ int fd = lock_partial(p, digest, err);
-        if (fd < 0)
-                return fd;
-        if (fd == 0) {
+        _cleanup_close_ int fd = -1;
+        int r = lock_partial(p, digest, &fd, err);
+        if (r < 0)
+                return r;
+        if (fd < 0) {
                 /* Stored by another pull while we waited. */
-                fd = -1;
                 lp->state = PULL_LAYER_STORED;
                 return rootfd >= 0 ? apply_stored(p, i, rootfd, err) : 0;
         }
@@ -413,7 +416,7 @@ static int fetch_layer(Pull *p, size_t i, int rootfd, bool main_thread, Error **
                 .layer = &lo,
         };
         Sink sink = { .pull = p, .index = i, .main_thread = main_thread };
-        int r = layer_stream_start(&spec, &sink.stream, err);
+        r = layer_stream_start(&spec, &sink.stream, err);
         if (r < 0)
                 return r;
         if (have < l->desc->size) {
