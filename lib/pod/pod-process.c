@@ -122,25 +122,59 @@ static bool in_unit_cgroup(pid_t pid, const char *unit) {
         return false;
 }
 
-int pod_unit_pid(const PodProcess *p, const char *unit, pid_t *ret) {
+/* Calls f for each process in the pod's pid namespace whose cgroup is the
+ * unit's (unit NULL: each process), until f returns false. */
+static int pod_walk_pids(const PodProcess *p, const char *unit, bool (*f)(pid_t pid, void *userdata), void *userdata) {
         ino_t pod_ns, ns;
         if (p->leader <= 0 || ns_inode(p->leader, "pid", &pod_ns) < 0)
                 return -ESRCH;
         _cleanup_closedir_ DIR *d = opendir("/proc");
         if (!d)
                 return -errno;
-        pid_t best = 0;
         for (struct dirent *de; (de = readdir(d));) {
                 pid_t pid = (pid_t) atoi(de->d_name);
-                if (pid <= 0 || (best && pid >= best) || ns_inode(pid, "pid", &ns) < 0 || ns != pod_ns)
+                if (pid <= 0 || ns_inode(pid, "pid", &ns) < 0 || ns != pod_ns || (unit && !in_unit_cgroup(pid, unit)))
                         continue;
-                if (in_unit_cgroup(pid, unit))
-                        best = pid;
+                if (!f(pid, userdata))
+                        break;
         }
+        return 0;
+}
+
+static bool keep_lowest(pid_t pid, void *userdata) {
+        pid_t *best = userdata;
+        if (!*best || pid < *best)
+                *best = pid;
+        return true;
+}
+
+int pod_unit_pid(const PodProcess *p, const char *unit, pid_t *ret) {
+        pid_t best = 0;
+        int r = pod_walk_pids(p, unit, keep_lowest, &best);
+        if (r < 0)
+                return r;
         if (!best)
                 return -ESRCH;
         *ret = best;
         return 0;
+}
+
+typedef struct PidList {
+        pid_t *pids;
+        size_t n, max;
+} PidList;
+
+static bool collect_pid(pid_t pid, void *userdata) {
+        PidList *l = userdata;
+        l->pids[l->n++] = pid;
+        return l->n < l->max;
+}
+
+int pod_unit_pids(const PodProcess *p, const char *unit, pid_t *ret, size_t max, size_t *ret_n) {
+        PidList l = { ret, 0, max };
+        int r = max ? pod_walk_pids(p, unit, collect_pid, &l) : 0;
+        *ret_n = l.n;
+        return r;
 }
 
 /* Whether pid is the init of a pid namespace below ours: "NSpid: 4528 1". */

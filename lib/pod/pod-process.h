@@ -50,6 +50,9 @@ bool pod_leader_alive(const PodProcess *p);
 /* The lowest PID in the pod's pid namespace whose cgroup is the unit's
  * ("app@web.service"): the unit's main process. -ESRCH when it runs none. */
 int pod_unit_pid(const PodProcess *p, const char *unit, pid_t *ret);
+/* The PIDs (on the host) of the unit's processes, or of every process in
+ * the pod's pid namespace with unit NULL, at most max, in /proc's order. */
+int pod_unit_pids(const PodProcess *p, const char *unit, pid_t *ret, size_t max, size_t *ret_n);
 
 /* Kills what is left of a pod whose systemd-nspawn is gone (killed with
  * SIGKILL, say): nspawn does not take the pod's PID 1 with it. That PID 1 is

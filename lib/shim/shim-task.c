@@ -1,0 +1,374 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "app/pod-app.h"
+#include "basic/fs.h"
+#include "basic/mount-util.h"
+#include "bus/bus-util.h"
+#include "bus/pod-bus.h"
+#include "pod/pod-info.h"
+#include "pod/pod-launch.h"
+#include "pod/pod-prepare.h"
+#include "pod/pod-process.h"
+#include "pod/pod-stats.h"
+#include "pod/stage1.h"
+#include "shim/shim-task.h"
+#include "unit/app-unit.h"
+
+/* For what is fine after all ("already gone"). */
+static void forget_error(Error **err) {
+        if (err) {
+                error_free(*err);
+                *err = NULL;
+        }
+}
+
+void shim_target_done(ShimTarget *t) {
+        free(t->app);
+        *t = (ShimTarget) {};
+}
+
+int shim_target_write(int bundle_fd, const ShimTarget *t, Error **err) {
+        _cleanup_free_ char *text = NULL;
+        int n = asprintf(&text, "%s\n%s\n", t->uuid, t->app ? t->app : "");
+        if (n < 0)
+                return error_sys(err, -ENOMEM, "task record");
+        return write_file_atomic_at(bundle_fd, SHIM_TASK_RECORD, text, (size_t) n, 0600, err);
+}
+
+int shim_target_read(int bundle_fd, ShimTarget *ret, Error **err) {
+        /* The bundle is containerd's, not the pod's: nothing in a pod can
+         * write it. Still read with a bound and checked. */
+        _cleanup_free_ char *text = NULL;
+        size_t size;
+        int r = read_file_at(bundle_fd, SHIM_TASK_RECORD, 512, &text, &size, err);
+        if (r < 0)
+                return r;
+        char *nl = memchr(text, '\n', size);
+        if (!nl || nl - text != UUID_STRING_MAX - 1)
+                return error_set(err, -EBADMSG, "%s: not a task record", SHIM_TASK_RECORD);
+        *nl = 0;
+        char *app = nl + 1;
+        app[strcspn(app, "\n")] = 0;
+        ShimTarget t = {};
+        memcpy(t.uuid, text, UUID_STRING_MAX);
+        if (*app && !(t.app = strdup(app)))
+                return error_sys(err, -ENOMEM, "task record");
+        *ret = t;
+        return 0;
+}
+
+/* fstab options: those that are mount flags, and the rest for the file
+ * system (overlay's lowerdir=, upperdir=, workdir=). */
+static const struct {
+        const char *name;
+        unsigned long set, clear;
+} mount_flags[] = {
+        { "ro", MS_RDONLY, 0 },         { "rw", 0, MS_RDONLY },
+        { "nosuid", MS_NOSUID, 0 },     { "suid", 0, MS_NOSUID },
+        { "nodev", MS_NODEV, 0 },       { "dev", 0, MS_NODEV },
+        { "noexec", MS_NOEXEC, 0 },     { "exec", 0, MS_NOEXEC },
+        { "bind", MS_BIND, 0 },         { "rbind", MS_BIND | MS_REC, 0 },
+        { "noatime", MS_NOATIME, 0 },   { "relatime", MS_RELATIME, 0 },
+        { "strictatime", MS_STRICTATIME, 0 }, { "nodiratime", MS_NODIRATIME, 0 },
+        { "sync", MS_SYNCHRONOUS, 0 },  { "async", 0, MS_SYNCHRONOUS },
+};
+
+static int mount_one(const ShimMount *m, const char *target, Error **err) {
+        unsigned long flags = 0;
+        _cleanup_free_ char *data = NULL;
+        size_t data_len = 0;
+        for (size_t i = 0; i < m->n_options; i++) {
+                const char *o = m->options[i];
+                bool known = false;
+                for (size_t j = 0; j < ELEMENTSOF(mount_flags); j++)
+                        if (streq(o, mount_flags[j].name)) {
+                                flags = (flags | mount_flags[j].set) & ~mount_flags[j].clear;
+                                known = true;
+                        }
+                if (known)
+                        continue;
+                size_t l = strlen(o);
+                char *d = realloc(data, data_len + l + 2);
+                if (!d)
+                        return error_sys(err, -ENOMEM, "rootfs mount");
+                data = d;
+                if (data_len)
+                        data[data_len++] = ',';
+                memcpy(data + data_len, o, l + 1);
+                data_len += l;
+        }
+        const char *type = m->type && *m->type ? m->type : "none";
+        if (streq(type, "bind"))
+                flags |= MS_BIND;
+        if (flags & MS_BIND) {
+                if (mount(m->source, target, NULL, flags & (MS_BIND | MS_REC), NULL) < 0)
+                        return error_sys(err, -errno, "cannot bind %s to %s", m->source, target);
+                /* A bind takes its other flags only from a remount. */
+                unsigned long rest = flags & ~(MS_BIND | MS_REC);
+                if (rest && mount(NULL, target, NULL, MS_REMOUNT | MS_BIND | rest, NULL) < 0)
+                        return error_sys(err, -errno, "cannot remount %s with its options", target);
+                return 0;
+        }
+        if (mount(m->source, target, type, flags, data) < 0)
+                return error_sys(err, -errno, "cannot mount %s (%s) at %s", m->source ? m->source : "", type, target);
+        return 0;
+}
+
+int shim_rootfs_mount(const char *bundle, const ShimMount *mounts, size_t n, Error **err) {
+        _cleanup_free_ char *rootfs = NULL;
+        if (asprintf(&rootfs, "%s/rootfs", bundle) < 0)
+                return error_sys(err, -ENOMEM, "rootfs");
+        if (n == 0)
+                return 0;
+        if (mkdir(rootfs, 0711) < 0 && errno != EEXIST)
+                return error_sys(err, -errno, "cannot make %s", rootfs);
+        for (size_t i = 0; i < n; i++) {
+                int r = mount_one(&mounts[i], rootfs, err);
+                if (r < 0) {
+                        _cleanup_error_ Error *ignored = NULL;
+                        (void) shim_rootfs_unmount(bundle, &ignored);
+                        return r;
+                }
+        }
+        return 0;
+}
+
+int shim_rootfs_unmount(const char *bundle, Error **err) {
+        _cleanup_free_ char *rootfs = NULL, *canonical = NULL;
+        if (asprintf(&rootfs, "%s/rootfs", bundle) < 0)
+                return error_sys(err, -ENOMEM, "rootfs");
+        if (!(canonical = realpath(rootfs, NULL)))
+                return errno == ENOENT ? 0 : error_sys(err, -errno, "%s", rootfs);
+        return umount_below(canonical, NULL, err);
+}
+
+int shim_pod_start(PodStore *ps, ImageStore *is, const PodArgs *a, char ret_uuid[static UUID_STRING_MAX], Error **err) {
+        _cleanup_pod_ Pod *p = NULL;
+        int r = pod_prepare(ps, is, a, POD_DIR_PREPARED, &p, err);
+        if (r < 0)
+                return r;
+        return pod_launch_prepared(ps, &p, ret_uuid, NULL, err);
+}
+
+static int find_running(PodStore *ps, const char *uuid, Pod **ret_pod, PodProcess *ret_proc, Error **err) {
+        _cleanup_pod_ Pod *p = NULL;
+        int r = pod_lookup(ps, uuid, &p, err);
+        if (r < 0)
+                return r;
+        if (p->state != POD_STATE_RUNNING)
+                return error_set(err, -ESRCH, "pod %s is not running", uuid);
+        if ((r = pod_process_find(p->fd, uuid, ret_proc, err)) < 0)
+                return r;
+        if (ret_pod)
+                *ret_pod = TAKE_PTR(p);
+        return 0;
+}
+
+int shim_pod_leader(PodStore *ps, const char *uuid, pid_t *ret, Error **err) {
+        _cleanup_(pod_process_done) PodProcess proc = { .nspawn_pidfd = -1 };
+        int r = find_running(ps, uuid, NULL, &proc, err);
+        if (r < 0)
+                return r;
+        *ret = proc.leader;
+        return 0;
+}
+
+int shim_pod_exit(PodStore *ps, const char *uuid, ShimExit *ret, Error **err) {
+        _cleanup_pod_ Pod *p = NULL;
+        int r = pod_lookup(ps, uuid, &p, err);
+        if (r < 0)
+                return r;
+        if (p->state == POD_STATE_EMBRYO || p->state == POD_STATE_PREPARING || p->state == POD_STATE_PREPARED ||
+            p->state == POD_STATE_RUNNING) {
+                *ret = (ShimExit) {};
+                return 0;
+        }
+        _cleanup_(pod_info_done) PodInfo info = {};
+        if (pod_info_read(p, true, &info) < 0)
+                return error_sys(err, -ENOMEM, "pod %s", uuid);
+        ShimExit e = { .exited = true, .exited_usec = info.exited_usec };
+        for (size_t i = 0; i < info.n_apps; i++)
+                if (info.apps[i].exited && info.apps[i].exit_status != 0) {
+                        e.status = info.apps[i].exit_status;
+                        break;
+                }
+        *ret = e;
+        return 0;
+}
+
+int shim_pod_stop(PodStore *ps, const char *uuid, int sig, Error **err) {
+        _cleanup_pod_ Pod *p = NULL;
+        int r = pod_lookup(ps, uuid, &p, err);
+        if (r < 0)
+                return r;
+        if (p->state != POD_STATE_RUNNING)
+                return 0;
+        r = pod_stop(ps, p, sig == SIGKILL, 0, err);
+        return r < 0 ? r : 0;
+}
+
+int shim_pod_remove(PodStore *ps, const char *uuid, Error **err) {
+        _cleanup_pod_ Pod *p = NULL;
+        int r = pod_lookup(ps, uuid, &p, err);
+        if (r == -ENOENT) {
+                forget_error(err);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        if (p->state == POD_STATE_RUNNING) {
+                if ((r = pod_stop(ps, p, true, 0, err)) < 0)
+                        return r;
+                if ((r = pod_refresh(ps, p, err)) < 0)
+                        return r;
+        }
+        return pod_remove(ps, p, err);
+}
+
+int shim_app_add(PodStore *ps, ImageStore *is, const char *uuid, const AppArgs *a, Error **err) {
+        _cleanup_pod_ Pod *p = NULL;
+        int r = pod_lookup(ps, uuid, &p, err);
+        return r < 0 ? r : pod_app_add(ps, p, is, a, err);
+}
+
+int shim_app_start(PodStore *ps, const char *uuid, const char *app, pid_t *ret_pid, Error **err) {
+        _cleanup_pod_ Pod *p = NULL;
+        _cleanup_(pod_process_done) PodProcess proc = { .nspawn_pidfd = -1 };
+        int r = pod_lookup(ps, uuid, &p, err);
+        if (r < 0 || (r = pod_app_start(ps, p, app, err)) < 0)
+                return r;
+        *ret_pid = 0;
+        char unit[128];
+        snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app);
+        /* An app that has exited already (a quick job) has no process. */
+        if (pod_process_find(p->fd, uuid, &proc, NULL) >= 0)
+                (void) pod_unit_pid(&proc, unit, ret_pid);
+        return 0;
+}
+
+int shim_app_kill(PodStore *ps, const char *uuid, const char *app, int sig, bool all, Error **err) {
+        _cleanup_(pod_process_done) PodProcess proc = { .nspawn_pidfd = -1 };
+        _cleanup_bus_ sd_bus *bus = NULL;
+        int r = find_running(ps, uuid, NULL, &proc, err);
+        if (r < 0 || (r = pod_bus_open(proc.leader, &bus, err)) < 0)
+                return r;
+        char unit[128];
+        snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app);
+        return bus_unit_kill(bus, unit, all ? "all" : "main", sig, err);
+}
+
+int shim_app_exit(PodStore *ps, const char *uuid, const char *app, ShimExit *ret, Error **err) {
+        _cleanup_pod_ Pod *p = NULL;
+        _cleanup_(app_status_done) AppStatus s = {};
+        int r = pod_lookup(ps, uuid, &p, err);
+        if (r < 0 || (r = pod_app_status(ps, p, app, &s, err)) < 0)
+                return r;
+        /* An app of a pod that ended without a record of it (killed with
+         * its pod) has ended too: as SIGKILL would have ended it. */
+        if (s.state == APP_STATE_UNKNOWN)
+                *ret = (ShimExit) { .exited = true, .status = 128 + SIGKILL };
+        else
+                *ret = (ShimExit) { .exited = s.exited && s.state == APP_STATE_EXITED, .status = s.exit_status,
+                                    .exited_usec = s.exited_usec };
+        return 0;
+}
+
+int shim_app_remove(PodStore *ps, const char *uuid, const char *app, Error **err) {
+        _cleanup_pod_ Pod *p = NULL;
+        int r = pod_lookup(ps, uuid, &p, err);
+        if (r == -ENOENT) {
+                forget_error(err);
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        if (p->state != POD_STATE_RUNNING)
+                return 0;       /* what it had goes with the pod */
+        r = pod_app_rm(ps, p, app, 0, err);
+        if (r == -ENOENT) {
+                forget_error(err);
+                return 0;
+        }
+        return r < 0 ? r : 0;
+}
+
+int shim_pids(PodStore *ps, const char *uuid, const char *app, pid_t *ret, size_t max, size_t *ret_n, Error **err) {
+        _cleanup_(pod_process_done) PodProcess proc = { .nspawn_pidfd = -1 };
+        int r = find_running(ps, uuid, NULL, &proc, err);
+        if (r < 0)
+                return r;
+        char unit[128];
+        if (app)
+                snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app);
+        r = pod_unit_pids(&proc, app ? unit : NULL, ret, max, ret_n);
+        return r < 0 ? error_sys(err, r, "pod %s: its processes", uuid) : 0;
+}
+
+static int open_stdio(const char *path, int flags, int target) {
+        int fd = open(path ? path : "/dev/null", flags | O_NOCTTY);
+        if (fd < 0)
+                return -errno;
+        if (fd != target) {
+                if (dup2(fd, target) < 0)
+                        return -errno;
+                close(fd);
+        }
+        return 0;
+}
+
+int shim_exec_spawn(PodStore *ps, const char *uuid, const char *app, char *const *argv,
+                    const char *const stdio[3], pid_t *ret_pid, Error **err) {
+        _cleanup_pod_ Pod *p = NULL;
+        int r = pod_lookup(ps, uuid, &p, err);
+        if (r < 0)
+                return r;
+        pid_t pid = fork();
+        if (pid < 0)
+                return error_sys(err, -errno, "cannot fork for the exec");
+        if (pid == 0) {
+                /* The shim blocks the signals its event loop handles: the
+                 * command gets a clean mask. stdin's FIFO first: containerd
+                 * opens the writing end of it, and the outputs' reading ends. */
+                sigset_t none;
+                sigemptyset(&none);
+                sigprocmask(SIG_SETMASK, &none, NULL);
+                if (open_stdio(stdio[0], O_RDONLY, STDIN_FILENO) < 0 || open_stdio(stdio[1], O_WRONLY, STDOUT_FILENO) < 0 ||
+                    open_stdio(stdio[2], O_WRONLY, STDERR_FILENO) < 0)
+                        _exit(126);
+                Error *e = NULL;
+                pod_enter(p, app, ENTER_AS_APP, argv, &e);
+                fprintf(stderr, "containerd-shim-sdpod-v1 exec: %s\n", e ? e->msg : "cannot run the command");
+                _exit(126);
+        }
+        *ret_pid = pid;
+        return 0;
+}
+
+int shim_figures(PodStore *ps, const char *uuid, const char *app, CgroupFigures *ret, Error **err) {
+        _cleanup_pod_ Pod *p = NULL;
+        _cleanup_(pod_stats_done) PodStats st = {};
+        int r = pod_lookup(ps, uuid, &p, err);
+        if (r < 0 || (r = pod_stats_open(p, &st, err)) < 0)
+                return r;
+        pod_stats_sample(&st);
+        if (!app) {
+                *ret = st.now;
+                return 0;
+        }
+        for (size_t i = 0; i < st.n_apps; i++)
+                if (streq(st.apps[i].name, app)) {
+                        if (!st.apps[i].running)
+                                return error_set(err, -ESRCH, "app %s of pod %s does not run", app, uuid);
+                        *ret = st.apps[i].now;
+                        return 0;
+                }
+        return error_set(err, -ENOENT, "pod %s has no app %s", uuid, app);
+}
