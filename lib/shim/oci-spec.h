@@ -97,7 +97,11 @@ typedef struct OciSpec {
         OciKeyValue *sysctl;
         size_t n_sysctl;
         bool have_uid_mappings;         /* linux.uidMappings/gidMappings present and not empty */
-        bool have_devices;              /* linux.devices present and not empty */
+        char **device_nodes;            /* linux.devices[].path */
+        /* linux.resources.devices rules that allow: "c 1:3 rwm" ("*" for a
+         * wildcard type, major or minor); deny rules are not kept (every
+         * app is denied what it is not given) */
+        char **device_allow;
         /* Fields present that are parsed nowhere ("hooks", "linux.intelRdt",
          * "process.consoleSize" ...), by their JSON path. */
         char **ignored;
