@@ -158,7 +158,7 @@ static void socket_path(const ShimOptions *o, const char *group, char ret[static
 
 static int socket_connect(const char *path) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        strncpy(sa.sun_path, path, sizeof(sa.sun_path) - 1);
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
         _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return -errno;
@@ -167,7 +167,7 @@ static int socket_connect(const char *path) {
 
 static int socket_listen(const char *path, int *ret, Error **err) {
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        strncpy(sa.sun_path, path, sizeof(sa.sun_path) - 1);
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
         _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return error_sys(err, -errno, "socket");

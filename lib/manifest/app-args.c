@@ -17,7 +17,7 @@ bool pod_name_is_valid(const char *name) {
         return true;
 }
 
-static void app_args_done(AppArgs *a) {
+void app_args_done(AppArgs *a) {
         free(a->image);
         free(a->name);
         free(a->exec);
@@ -44,6 +44,18 @@ static void app_args_done(AppArgs *a) {
         strv_free(a->cap_drop);
         strv_free(a->tmpfs);
         strv_free(a->devices);
+        free(a->rootfs);
+        free(a->stdin_path);
+        free(a->stdout_path);
+        free(a->stderr_path);
+        for (size_t i = 0; i < a->n_host_binds; i++) {
+                free(a->host_binds[i].source);
+                free(a->host_binds[i].destination);
+        }
+        free(a->host_binds);
+        strv_free(a->supplementary_groups);
+        strv_free(a->rlimits);
+        *a = (AppArgs) {};
 }
 
 void pod_args_done(PodArgs *a) {

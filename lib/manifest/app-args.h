@@ -30,6 +30,12 @@ typedef struct MountArg {
         char *target;
 } MountArg;
 
+typedef struct AppHostBind {
+        char *source;           /* absolute host path */
+        char *destination;      /* absolute path in the app */
+        bool read_only;
+} AppHostBind;
+
 typedef struct AppArgs {
         char *image;            /* as given: a name, an id or an id prefix */
         char *name;             /* --app */
@@ -55,6 +61,28 @@ typedef struct AppArgs {
         char **tmpfs;                           /* --tmpfs=PATH[:OPTIONS] */
         char **devices;                         /* --device=PATH[:PERMISSIONS] */
         bool tty;               /* sdpod run -t: on the pod's console (POD_ANNOTATION_TTY) */
+        /* --rootfs=DIR (podapp add only): the app's root is this host
+         * directory, bound into the pod as it is, instead of an image's
+         * tree (then image is NULL). The directory is trusted (the operator
+         * or containerd made it); what is in it is not. */
+        char *rootfs;
+        /* --stdin=PATH, --stdout=PATH, --stderr=PATH (podapp add only):
+         * host files or FIFOs bound into the pod that become the app's
+         * standard input, output and error instead of the journal. */
+        char *stdin_path, *stdout_path, *stderr_path;
+        /* --bind=SOURCE:DESTINATION[:ro] (podapp add only): a host file or
+         * directory bound into the app at DESTINATION (a running pod gets
+         * no new volume: these are the app's own). */
+        AppHostBind *host_binds;
+        size_t n_host_binds;
+        /* --supplementary-groups=GID[,GID...]: numbers, in the app's ids */
+        char **supplementary_groups;
+        /* --rlimit=NAME=SOFT[:HARD] (NAME as in setrlimit(2) without
+         * RLIMIT_, lowercase: nofile, nproc, core...; "infinity" allowed) */
+        char **rlimits;
+        /* --no-new-privileges=no lets the app gain privileges through
+         * set-user-id programs (the default is yes) */
+        bool allow_new_privileges;
 } AppArgs;
 
 typedef struct PodArgs {
@@ -86,6 +114,8 @@ typedef struct PodArgs {
  * the option or argument. */
 int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, Error **err);
 void pod_args_done(PodArgs *a);
+/* Frees what an AppArgs holds (pod_args_done() does it for each app). */
+void app_args_done(AppArgs *a);
 
 /* The steps of pod_args_parse(), for a caller that has the options one by
  * one rather than as a command line (sdpod-pod-generator's definitions):

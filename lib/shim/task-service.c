@@ -87,32 +87,8 @@ struct TaskService {
 
 /* --- errors ------------------------------------------------------------ */
 
-/* containerd's errdefs reads the gRPC code: NotFound, AlreadyExists,
- * FailedPrecondition, Unimplemented... become its own errors. */
-static int grpc_code(int r) {
-        switch (r) {
-        case -ENOENT:
-                return GRPC_NOT_FOUND;
-        case -EEXIST:
-                return GRPC_ALREADY_EXISTS;
-        case -EINVAL:
-        case -EBADMSG:
-                return GRPC_INVALID_ARGUMENT;
-        case -EOPNOTSUPP:
-                return GRPC_UNIMPLEMENTED;
-        case -ESRCH:
-        case -EBUSY:
-                return GRPC_FAILED_PRECONDITION;
-        case -ETIMEDOUT:
-                return GRPC_DEADLINE_EXCEEDED;
-        default:
-                return GRPC_UNKNOWN;
-        }
-}
-
 static int fail_with(TtrpcCall *c, int r, Error *e) {
-        int code = grpc_code(r);
-        ttrpc_call_fail(c, code, "%s", e && e->msg ? e->msg : strerror(-r));
+        ttrpc_call_fail_error(c, r, e);
         error_free(e);
         return 0;
 }
@@ -204,7 +180,7 @@ static void publish_exit(TaskService *s, const Proc *p) {
         ev.pid = (uint32_t) p->pid;
         ev.exit_status = (uint32_t) p->exit_status;
         ev.exited_at = &ts;
-        publish(s, "/tasks/exit", "containerd.events.TaskExit", &ev.base);
+        publish(s, SHIM_TOPIC_TASK_EXIT, "containerd.events.TaskExit", &ev.base);
 }
 
 /* --- exits ------------------------------------------------------------- */
@@ -492,7 +468,7 @@ static int on_create(TtrpcCall *c, const uint8_t *payload, size_t size, void *us
         ev.rootfs = req->rootfs;
         ev.io = &io;
         ev.pid = (uint32_t) t->init.pid;
-        publish(s, "/tasks/create", "containerd.events.TaskCreate", &ev.base);
+        publish(s, SHIM_TOPIC_TASK_CREATE, "containerd.events.TaskCreate", &ev.base);
         Containerd__Task__V2__CreateTaskResponse resp = CONTAINERD__TASK__V2__CREATE_TASK_RESPONSE__INIT;
         resp.pid = (uint32_t) t->init.pid;
         t = NULL;
@@ -543,12 +519,12 @@ static int on_start(TtrpcCall *c, const uint8_t *payload, size_t size, void *use
                         ev.container_id = p->task->id;
                         ev.exec_id = p->exec_id;
                         ev.pid = (uint32_t) p->pid;
-                        publish(s, "/tasks/exec-started", "containerd.events.TaskExecStarted", &ev.base);
+                        publish(s, SHIM_TOPIC_TASK_EXEC_STARTED, "containerd.events.TaskExecStarted", &ev.base);
                 } else {
                         Containerd__Events__TaskStart ev = CONTAINERD__EVENTS__TASK_START__INIT;
                         ev.container_id = p->task->id;
                         ev.pid = (uint32_t) p->pid;
-                        publish(s, "/tasks/start", "containerd.events.TaskStart", &ev.base);
+                        publish(s, SHIM_TOPIC_TASK_START, "containerd.events.TaskStart", &ev.base);
                         poll_start(s);
                 }
                 Containerd__Task__V2__StartResponse resp = CONTAINERD__TASK__V2__START_RESPONSE__INIT;
@@ -807,7 +783,7 @@ static int on_exec(TtrpcCall *c, const uint8_t *payload, size_t size, void *user
                 Containerd__Events__TaskExecAdded ev = CONTAINERD__EVENTS__TASK_EXEC_ADDED__INIT;
                 ev.container_id = t->id;
                 ev.exec_id = p->exec_id;
-                publish(s, "/tasks/exec-added", "containerd.events.TaskExecAdded", &ev.base);
+                publish(s, SHIM_TOPIC_TASK_EXEC_ADDED, "containerd.events.TaskExecAdded", &ev.base);
                 p = NULL;
                 Google__Protobuf__Empty empty = GOOGLE__PROTOBUF__EMPTY__INIT;
                 ttrpc_call_reply(c, &empty.base);
@@ -831,7 +807,7 @@ static void publish_delete(TaskService *s, const Proc *p) {
         ev.exit_status = (uint32_t) p->exit_status;
         ev.exited_at = &ts;
         ev.id = p->exec_id ? p->exec_id : (char *) "";
-        publish(s, "/tasks/delete", "containerd.events.TaskDelete", &ev.base);
+        publish(s, SHIM_TOPIC_TASK_DELETE, "containerd.events.TaskDelete", &ev.base);
 }
 
 /* Removes what the task made: its app, its pod (a sandbox or a plain
