@@ -470,8 +470,8 @@ static void write_no_start_limit(FILE *f) {
 static void write_app_unit_section(FILE *f, const PodApp *app, const AppLifecycle *l, PodGraph graph) {
         fputs(UNIT_HEADER "\n[Unit]\nDescription=App ", f);
         write_description_text(f, app->name);
-        fputs(" of the pod (image ", f);
-        write_description_text(f, app->image_name ?: app->image_id);
+        fputs(app->rootfs ? " of the pod (root " : " of the pod (image ", f);
+        write_description_text(f, app->rootfs ?: app->image_name ?: app->image_id);
         fputs(")\n", f);
         fprintf(f,
                 "SourcePath=" POD_MANIFEST_PATH "\n"
@@ -515,10 +515,12 @@ static void write_output(FILE *f, const PodApp *app) {
 static void write_app_output(FILE *f, const PodApp *app) {
         static const char *const names[] = { POD_ANNOTATION_STDIN, POD_ANNOTATION_STDOUT, POD_ANNOTATION_STDERR };
         static const char *const keys[] = { "StandardInput", "StandardOutput", "StandardError" };
-        write_output(f, app);
+        fprintf(f, "SyslogIdentifier=%s\n", app->name);
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
                 if (pod_app_get_annotation(app, names[i]))
                         fprintf(f, "%s=file:" POD_APPS_DIR "/%s/stdio/%zu\n", keys[i], app->name, i);
+                else if (i > 0)
+                        fprintf(f, "%s=journal+console\n", keys[i]);
 }
 
 /* The app of 'sdpod run -t': the pod's console as its controlling
