@@ -177,13 +177,27 @@ out:
 }
 
 static const char add_usage[] =
-        "Usage: podapp add POD --app=NAME IMAGE [APP OPTIONS] [-- ARGS...]\n"
+        "Usage: podapp add POD --app=NAME IMAGE|--rootfs=DIR [APP OPTIONS] [-- ARGS...]\n"
         "\n"
         "Adds an app to a running mutable pod (made with 'podapp sandbox'): renders\n"
-        "its root from IMAGE, makes it visible in the pod and has the pod's systemd\n"
-        "load its units. The app is then prepared; 'podapp start' runs it.\n"
+        "its root from IMAGE (or binds the host directory DIR), makes it visible in\n"
+        "the pod and has the pod's systemd load its units. The app is then prepared;\n"
+        "'podapp start' runs it.\n"
         "\n"
         "  --app=NAME              the app's name (lowercase letters, digits, '-'); required\n"
+        "  --rootfs=DIR            the app's root is the host directory DIR, as it is\n"
+        "                          (no image; its changes land in DIR)\n"
+        "  --stdin=PATH            the app's standard input, output and error: host\n"
+        "  --stdout=PATH           files or FIFOs (default: no input, and the pod's\n"
+        "  --stderr=PATH           journal)\n"
+        "  --bind=SOURCE:DESTINATION[:ro]\n"
+        "                          bind the host's SOURCE at DESTINATION in the app\n"
+        "  --supplementary-groups=GID[,GID...]\n"
+        "                          more groups of the app, by number\n"
+        "  --rlimit=NAME=SOFT[:HARD]\n"
+        "                          a resource limit (nofile, nproc, core...; a number\n"
+        "                          or infinity)\n"
+        "  --no-new-privileges=no  let set-user-id programs raise the app's privileges\n"
         "\n"
         CLI_PULL_OPTIONS_HELP
         "App options, as for 'sdpod prepare':\n" CLI_APP_OPTIONS_HELP

@@ -117,6 +117,8 @@ int cli_pull_images(ImageStore *is, PodArgs *args, Error **err) {
         for (size_t i = 0; i < args->n_apps; i++) {
                 AppArgs *a = &args->apps[i];
                 char *id = NULL;
+                if (!a->image)
+                        continue;       /* --rootfs: no image */
                 /* A pull may take long: Ctrl-C stops it cleanly (what was
                  * prepared so far is nothing yet). */
                 cli_catch_interrupts();

@@ -180,8 +180,10 @@ int private_users_arg_parse(const char *s, PodArgs *pod, Error **err) {
         return 0;
 }
 
-/* OPTION_PULL: of the pulls of the command, also for podapp add. */
-typedef enum OptionKind { OPTION_POD, OPTION_APP, OPTION_PULL } OptionKind;
+/* OPTION_PULL: of the pulls of the command, also for podapp add.
+ * OPTION_ADD: an app's, for podapp add only (what is mounted into a
+ * running pod, and what the containerd shim needs). */
+typedef enum OptionKind { OPTION_POD, OPTION_APP, OPTION_PULL, OPTION_ADD } OptionKind;
 
 static const struct {
         const char *name;
@@ -212,6 +214,14 @@ static const struct {
         { "env-file", OPTION_APP },
         { "tmpfs", OPTION_APP },
         { "device", OPTION_APP },
+        { "rootfs", OPTION_ADD },
+        { "stdin", OPTION_ADD },
+        { "stdout", OPTION_ADD },
+        { "stderr", OPTION_ADD },
+        { "bind", OPTION_ADD },
+        { "supplementary-groups", OPTION_ADD },
+        { "rlimit", OPTION_ADD },
+        { "no-new-privileges", OPTION_ADD },
         /* and the lifecycle options, which app-lifecycle.h knows */
         { "pull", OPTION_PULL },
         { "tls-verify", OPTION_PULL },
@@ -398,6 +408,79 @@ static int push_list(char ***l, const char *option, const char *value, Error **e
         return any ? 0 : error_set(err, -EINVAL, "--%s: expected a capability name, such as NET_ADMIN", option);
 }
 
+/* "SOURCE:DESTINATION[:ro|:rw]" */
+static int add_host_bind(AppArgs *app, const char *value, Error **err) {
+        _cleanup_free_ char *copy = strdup(value);
+        if (!copy)
+                return error_sys(err, -ENOMEM, "--bind");
+        char *dest = strchr(copy, ':');
+        if (!dest)
+                return error_set(err, -EINVAL, "--bind=%s: expected SOURCE:DESTINATION[:ro]", value);
+        *dest++ = 0;
+        char *mode = strchr(dest, ':');
+        bool ro = false;
+        if (mode) {
+                *mode++ = 0;
+                if (!streq(mode, "ro") && !streq(mode, "rw"))
+                        return error_set(err, -EINVAL, "--bind=%s: \"%s\" is not ro or rw", value, mode);
+                ro = streq(mode, "ro");
+        }
+        const char *problem = absolute_path_problem(copy);
+        if (!problem)
+                problem = absolute_path_problem(dest);
+        if (problem)
+                return error_set(err, -EINVAL, "--bind=%s: %s", value, problem);
+        if (streq(dest, "/"))
+                return error_set(err, -EINVAL, "--bind=%s: not on the app's root", value);
+        AppHostBind *l = reallocarray(app->host_binds, app->n_host_binds + 1, sizeof(AppHostBind));
+        if (!l)
+                return error_sys(err, -ENOMEM, "--bind");
+        app->host_binds = l;
+        AppHostBind b = { .source = strdup(copy), .destination = strdup(dest), .read_only = ro };
+        if (!b.source || !b.destination) {
+                free(b.source);
+                free(b.destination);
+                return error_sys(err, -ENOMEM, "--bind");
+        }
+        l[app->n_host_binds++] = b;
+        return 0;
+}
+
+static const char *const rlimit_names[] = {
+        "as", "core", "cpu", "data", "fsize", "locks", "memlock", "msgqueue",
+        "nice", "nofile", "nproc", "rss", "rtprio", "rttime", "sigpending", "stack",
+};
+
+static int parse_rlimit_value(const char *s, size_t n) {
+        if (n == strlen("infinity") && strncmp(s, "infinity", n) == 0)
+                return 0;
+        if (n == 0 || n > 20)
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++)
+                if (!isdigit((unsigned char) s[i]))
+                        return -EINVAL;
+        return 0;
+}
+
+int rlimit_arg_check(const char *s, Error **err) {
+        const char *eq = strchr(s, '=');
+        bool known = false;
+        for (size_t i = 0; eq && i < ELEMENTSOF(rlimit_names) && !known; i++)
+                known = strlen(rlimit_names[i]) == (size_t) (eq - s) && strncmp(s, rlimit_names[i], (size_t) (eq - s)) == 0;
+        if (!known)
+                return error_set(err, -EINVAL, "--rlimit=%s: expected NAME=SOFT[:HARD], NAME one of as, core, cpu, data, "
+                                 "fsize, locks, memlock, msgqueue, nice, nofile, nproc, rss, rtprio, rttime, "
+                                 "sigpending, stack", s);
+        const char *v = eq + 1, *colon = strchr(v, ':');
+        size_t n = colon ? (size_t) (colon - v) : strlen(v);
+        if (parse_rlimit_value(v, n) < 0 || (colon && parse_rlimit_value(colon + 1, strlen(colon + 1)) < 0))
+                return error_set(err, -EINVAL, "--rlimit=%s: a limit is a number or \"infinity\"", s);
+        if (colon && !streq(colon + 1, "infinity") &&
+            (strncmp(v, "infinity", n) == 0 || strtoull(v, NULL, 10) > strtoull(colon + 1, NULL, 10)))
+                return error_set(err, -EINVAL, "--rlimit=%s: the soft limit is above the hard limit", s);
+        return 0;
+}
+
 static int apply_option(PodArgs *pod, AppArgs *app, const char *option, const char *value, Error **err) {
         int r;
         if (streq(option, "name")) {
@@ -458,6 +541,44 @@ static int apply_option(PodArgs *pod, AppArgs *app, const char *option, const ch
                                ? error_sys(err, -ENOMEM, "--%s", option)
                                : 0;
         }
+        if (streq(option, "rootfs") || streq(option, "stdin") || streq(option, "stdout") || streq(option, "stderr")) {
+                const char *problem = absolute_path_problem(value);
+                if (problem)
+                        return error_set(err, -EINVAL, "--%s=%s: %s", option, value, problem);
+                char **f = streq(option, "rootfs") ? &app->rootfs
+                         : streq(option, "stdin")  ? &app->stdin_path
+                         : streq(option, "stdout") ? &app->stdout_path
+                                                   : &app->stderr_path;
+                return set_once(f, option, value, app, err);
+        }
+        if (streq(option, "bind"))
+                return add_host_bind(app, value, err);
+        if (streq(option, "supplementary-groups")) {
+                _cleanup_free_ char *copy = strdup(value);
+                if (!copy)
+                        return error_sys(err, -ENOMEM, "--%s", option);
+                char *save = NULL;
+                for (char *g = strtok_r(copy, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
+                        if (!*g || strspn(g, "0123456789") != strlen(g) || strlen(g) > 10)
+                                return error_set(err, -EINVAL, "--%s=%s: \"%s\" is not a group number", option, value, g);
+                        if (!strv_contains(app->supplementary_groups, g) && strv_push(&app->supplementary_groups, g) < 0)
+                                return error_sys(err, -ENOMEM, "--%s", option);
+                }
+                return 0;
+        }
+        if (streq(option, "rlimit")) {
+                r = rlimit_arg_check(value, err);
+                if (r < 0)
+                        return r;
+                return strv_push(&app->rlimits, value) < 0 ? error_sys(err, -ENOMEM, "--%s", option) : 0;
+        }
+        if (streq(option, "no-new-privileges")) {
+                bool b;
+                if (!parse_bool(value, &b))
+                        return error_set(err, -EINVAL, "--no-new-privileges=%s: expected yes or no", value);
+                app->allow_new_privileges = !b;
+                return 0;
+        }
         if (streq(option, "set-env")) {
                 if (!strchr(value, '=') || value[0] == '=')
                         return error_set(err, -EINVAL, "--set-env=%s: expected NAME=VALUE", value);
@@ -487,6 +608,8 @@ int pod_args_add_option(PodArgs *pod, const char *option, const char *value, Err
         OptionKind kind;
         if (option_kind(option, &kind) < 0)
                 return error_set(err, -EINVAL, "unknown option \"--%s\"", option);
+        if (kind == OPTION_ADD)
+                return error_set(err, -EINVAL, "--%s is an option of 'podapp add' only", option);
         int r;
         if (pod->n_apps == 0 && (r = pod_args_add_app(pod, err)) < 0)
                 return r;
@@ -501,7 +624,7 @@ int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, 
                 const char *a = argv[i];
                 AppArgs *app = &pod.apps[pod.n_apps - 1];
                 if (streq(a, "---")) {
-                        if (!app->image)
+                        if (!app->image && !app->rootfs)
                                 r = error_set(err, -EINVAL, "\"---\" must follow an IMAGE");
                         else
                                 r = pod_args_add_app(&pod, err);
@@ -513,8 +636,8 @@ int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, 
                         continue;
                 }
                 if (streq(a, "--")) {
-                        if (!app->image)
-                                r = error_set(err, -EINVAL, "\"--\" must follow an IMAGE: the arguments after it are the app's");
+                        if (!app->image && !app->rootfs)
+                                r = error_set(err, -EINVAL, "\"--\" must follow an IMAGE (or --rootfs): the arguments after it are the app's");
                         in_args = app->have_args = true;
                         continue;
                 }
@@ -550,6 +673,10 @@ int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, 
                         r = error_set(err, -EINVAL, "--%s is an option of the pod, not of an app", option);
                         continue;
                 }
+                if (kind == OPTION_ADD && pod_options) {
+                        r = error_set(err, -EINVAL, "--%s is an option of 'podapp add' only", option);
+                        continue;
+                }
                 if (eq)
                         value = eq + 1;
                 else if (streq(option, "read-only"))
@@ -562,7 +689,11 @@ int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, 
                 }
                 r = apply_option(&pod, app, option, value, err);
         }
-        if (r >= 0 && !pod.apps[pod.n_apps - 1].image)
+        for (size_t i = 0; r >= 0 && i < pod.n_apps; i++)
+                if (pod.apps[i].image && pod.apps[i].rootfs)
+                        r = error_set(err, -EINVAL, "an app has its root from IMAGE %s or from --rootfs, not both",
+                                      pod.apps[i].image);
+        if (r >= 0 && !pod.apps[pod.n_apps - 1].image && !pod.apps[pod.n_apps - 1].rootfs)
                 r = error_set(err, -EINVAL, pod.n_apps > 1 ? "missing IMAGE after \"---\"" : "missing IMAGE");
         if (r < 0) {
                 pod_args_done(&pod);

@@ -146,6 +146,9 @@ int pod_lifecycle_arg_parse(const char *option, const char *s, PodArgs *pod, Err
 #define ENV_FILE_MAX (1024 * 1024)
 int env_file_parse(const char *path, char ***env, Error **err);
 
+/* --rlimit=NAME=SOFT[:HARD]: -EINVAL naming the option when it is not one. */
+int rlimit_arg_check(const char *s, Error **err);
+
 /* "NAME,kind=host,source=PATH[,readOnly=true]" or "NAME,kind=empty". */
 int volume_arg_parse(const char *s, VolumeArg *ret, Error **err);
 /* "volume=NAME,target=PATH" */

@@ -639,6 +639,128 @@ static int check_lifecycle(const Checker *c, const Path *p, const PodNameValue *
         return 0;
 }
 
+/* "[{"source": S, "destination": D[, "readOnly": B]}...]": absolute paths
+ * without "..", at most 256. *ret may be NULL (only checked). */
+static int parse_host_binds(const char *value, PodHostBind **ret, size_t *ret_n, const char **ret_problem) {
+        _cleanup_json_ struct json_object *o = NULL;
+        if (json_parse(value, strlen(value), "binds", &o, NULL) < 0 || !json_object_is_type(o, json_type_array)) {
+                *ret_problem = "not a JSON array";
+                return -EBADMSG;
+        }
+        size_t n = json_object_array_length(o);
+        if (n > 256) {
+                *ret_problem = "more than 256 binds";
+                return -EBADMSG;
+        }
+        _cleanup_free_ PodHostBind *l = calloc(n + 1, sizeof(PodHostBind));
+        if (!l)
+                return -ENOMEM;
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *e = json_object_array_get_idx(o, i), *s, *d, *ro = NULL;
+                if (!json_object_is_type(e, json_type_object) || !json_object_object_get_ex(e, "source", &s) ||
+                    !json_object_object_get_ex(e, "destination", &d) || !json_object_is_type(s, json_type_string) ||
+                    !json_object_is_type(d, json_type_string) ||
+                    (json_object_object_get_ex(e, "readOnly", &ro) && !json_object_is_type(ro, json_type_boolean))) {
+                        *ret_problem = "each bind is {\"source\": PATH, \"destination\": PATH[, \"readOnly\": BOOL]}";
+                        return -EBADMSG;
+                }
+                const char *problem = absolute_path_problem(json_object_get_string(s));
+                if (!problem)
+                        problem = absolute_path_problem(json_object_get_string(d));
+                if (problem) {
+                        *ret_problem = problem;
+                        return -EBADMSG;
+                }
+                l[i] = (PodHostBind) { .read_only = ro && json_object_get_boolean(ro) };
+        }
+        if (ret) {
+                /* Borrowed from the annotation's value: parsed again there. */
+                *ret = TAKE_PTR(l);
+                *ret_n = n;
+        }
+        return 0;
+}
+
+int pod_app_host_binds(const PodApp *app, PodHostBind **ret, size_t *ret_n, Error **err) {
+        const char *value = pod_app_get_annotation(app, POD_ANNOTATION_BINDS);
+        *ret = NULL;
+        *ret_n = 0;
+        if (!value)
+                return 0;
+        /* The strings must outlive this call: they are found again in the
+         * annotation's text, which the manifest keeps. */
+        const char *problem = NULL;
+        struct json_object *o = NULL;
+        int r = parse_host_binds(value, NULL, NULL, &problem);
+        if (r < 0)
+                return error_set(err, r, "app %s: annotation %s: %s", app->name, POD_ANNOTATION_BINDS, problem ? problem : "invalid");
+        if (json_parse(value, strlen(value), "binds", &o, err) < 0)
+                return -EBADMSG;
+        size_t n = json_object_array_length(o);
+        PodHostBind *l = calloc(n + 1, sizeof(PodHostBind));
+        if (!l) {
+                json_object_put(o);
+                return error_sys(err, -ENOMEM, "app %s", app->name);
+        }
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *e = json_object_array_get_idx(o, i), *s, *d, *ro = NULL;
+                json_object_object_get_ex(e, "source", &s);
+                json_object_object_get_ex(e, "destination", &d);
+                bool b = json_object_object_get_ex(e, "readOnly", &ro) && json_object_get_boolean(ro);
+                /* Copies that live as long as the list: one allocation. */
+                char *sc = strdup(json_object_get_string(s)), *dc = strdup(json_object_get_string(d));
+                if (!sc || !dc) {
+                        free(sc);
+                        free(dc);
+                        for (size_t k = 0; k < i; k++) {
+                                free((char *) l[k].source);
+                                free((char *) l[k].destination);
+                        }
+                        free(l);
+                        json_object_put(o);
+                        return error_sys(err, -ENOMEM, "app %s", app->name);
+                }
+                l[i] = (PodHostBind) { .source = sc, .destination = dc, .read_only = b };
+        }
+        json_object_put(o);
+        *ret = l;
+        *ret_n = n;
+        return 0;
+}
+
+void pod_host_binds_free(PodHostBind *l, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                free((char *) l[i].source);
+                free((char *) l[i].destination);
+        }
+        free(l);
+}
+
+/* The host paths of podapp add: absolute, without "..". */
+static int check_host_annotations(const Checker *c, const Path *ep, PodApp *a) {
+        static const char *const paths[] = { POD_ANNOTATION_ROOTFS, POD_ANNOTATION_STDIN, POD_ANNOTATION_STDOUT,
+                                             POD_ANNOTATION_STDERR };
+        char q[VALUE_QUOTED_MAX];
+        for (size_t i = 0; i < a->n_annotations; i++) {
+                const char *name = a->annotations[i].name, *value = a->annotations[i].value, *problem = NULL;
+                const Path *vp = KEY(IDX(KEY(ep, "annotations"), i), "value");
+                bool is_path = false;
+                for (size_t k = 0; k < ELEMENTSOF(paths); k++)
+                        is_path |= streq(name, paths[k]);
+                if (is_path && (problem = absolute_path_problem(value)))
+                        return bad(c, vp, "%s: %s", value_quote(value, q), problem);
+                if (streq(name, POD_ANNOTATION_BINDS)) {
+                        int r = parse_host_binds(value, NULL, NULL, &problem);
+                        if (r == -ENOMEM)
+                                return oom(c);
+                        if (r < 0)
+                                return bad(c, vp, "%s", problem);
+                }
+        }
+        a->rootfs = pod_app_get_annotation(a, POD_ANNOTATION_ROOTFS);
+        return 0;
+}
+
 static int check_app(const Checker *c, struct json_object *entry, const Path *ep, struct json_object *volumes,
                      PodApp *a) {
         struct json_object *image, *app;
@@ -678,11 +800,28 @@ static int check_app(const Checker *c, struct json_object *entry, const Path *ep
         if (!a->working_directory)
                 a->working_directory = "/";
 
+        struct json_object *gids = NULL;
+        if ((r = get_array(c, app, pp, "supplementaryGIDs", false, &gids)) < 0)
+                return r;
+        size_t n_gids = gids ? json_object_array_length(gids) : 0;
+        if (n_gids > 256)
+                return bad(c, KEY(pp, "supplementaryGIDs"), "more than 256 groups");
+        if (n_gids > 0 && !(a->supplementary_gids = calloc(n_gids, sizeof(uint32_t))))
+                return oom(c);
+        for (size_t i = 0; i < n_gids; i++) {
+                struct json_object *g = json_object_array_get_idx(gids, i);
+                int64_t v = json_object_is_type(g, json_type_int) ? json_object_get_int64(g) : -1;
+                if (v < 0 || v > POD_ID_MAX || v == 65535)
+                        return bad(c, IDX(KEY(pp, "supplementaryGIDs"), i), "not a group id (0..%lld, not 65535)", POD_ID_MAX);
+                a->supplementary_gids[a->n_supplementary_gids++] = (uint32_t) v;
+        }
+
         if ((r = get_bool(c, entry, ep, "readOnlyRootFS", &a->read_only_rootfs)) < 0 ||
             (r = check_mounts(c, entry, ep, volumes, a)) < 0 ||
             (r = check_name_values(c, entry, ep, "annotations", NAME_VALUE_ANNOTATION, &a->annotations,
                                    &a->n_annotations)) < 0 ||
-            (r = check_lifecycle(c, ep, a->annotations, a->n_annotations, a)) < 0)
+            (r = check_lifecycle(c, ep, a->annotations, a->n_annotations, a)) < 0 ||
+            (r = check_host_annotations(c, ep, a)) < 0)
                 return r;
         return 0;
 }
@@ -699,6 +838,7 @@ static void manifest_view_done(PodManifest *m) {
                         strv_free(a->event_handlers[k].exec);
                 free(a->event_handlers);
                 free(a->annotations);
+                free(a->supplementary_gids);
         }
         free(m->apps);
         free(m->volumes);
@@ -1018,6 +1158,12 @@ static int app_entry_from_spec(const PodAppSpec *spec, size_t index, struct json
         r = r ?: add_string(app, "group", spec->group ?: "0");
         r = r ?: add_string(app, "workingDirectory", spec->working_directory ?: "/");
         r = r ?: add_member(app, "environment", TAKE_PTR(env));
+        if (r == 0 && spec->n_supplementary_gids > 0) {
+                struct json_object *gids = json_object_new_array();
+                r = add_member(app, "supplementaryGIDs", gids);
+                for (size_t i = 0; r == 0 && i < spec->n_supplementary_gids; i++)
+                        r = add_element(gids, json_object_new_int64(spec->supplementary_gids[i]));
+        }
         if (r == 0 && spec->isolators) {
                 struct json_object *isolators = NULL;
                 r = json_object_deep_copy(spec->isolators, &isolators, NULL) < 0 ? -ENOMEM

@@ -35,6 +35,22 @@
 /* An app's: "false" lets it make namespaces (RestrictNamespaces=no). */
 #define POD_ANNOTATION_RESTRICT_NAMESPACES "sdpod/restrict-namespaces"
 
+/* An app's, written by podapp add --rootfs: the app's root is this host
+ * directory (absolute), bound into the pod at the app's root, and not an
+ * image's tree. Its image is then named by the directory's path, with the
+ * id POD_IMAGE_ID_NONE, which no image has. */
+#define POD_ANNOTATION_ROOTFS "sdpod/rootfs"
+#define POD_IMAGE_ID_NONE "sha256:0000000000000000000000000000000000000000000000000000000000000000"
+/* An app's (podapp add --stdin/--stdout/--stderr): a host file or FIFO,
+ * bound into the pod, that is the app's standard input, output, error. */
+#define POD_ANNOTATION_STDIN "sdpod/stdin"
+#define POD_ANNOTATION_STDOUT "sdpod/stdout"
+#define POD_ANNOTATION_STDERR "sdpod/stderr"
+/* An app's (podapp add --bind): a JSON array of {"source": HOSTPATH,
+ * "destination": PATH[, "readOnly": true]}, host files or directories bound
+ * into the pod for this app alone. */
+#define POD_ANNOTATION_BINDS "sdpod/binds"
+
 typedef struct PodNameValue {
         const char *name;
         const char *value;
@@ -109,6 +125,10 @@ typedef struct PodApp {
         PodNameValue *annotations;
         size_t n_annotations;
         bool read_only_rootfs;
+        uint32_t *supplementary_gids;   /* appc's app.supplementaryGIDs */
+        size_t n_supplementary_gids;
+        /* POD_ANNOTATION_ROOTFS, or NULL: the app's root is its image's */
+        const char *rootfs;
 } PodApp;
 
 typedef struct PodManifest {
@@ -154,6 +174,15 @@ const PodVolume *pod_manifest_find_volume(const PodManifest *m, const char *name
  * path"), or NULL: absolute, and without a ".." component. */
 const char *absolute_path_problem(const char *s);
 
+/* The app's host binds (POD_ANNOTATION_BINDS), checked as the manifest
+ * was; free the list with pod_host_binds_free(). */
+typedef struct PodHostBind {
+        const char *source, *destination;
+        bool read_only;
+} PodHostBind;
+int pod_app_host_binds(const PodApp *app, PodHostBind **ret, size_t *ret_n, Error **err);
+void pod_host_binds_free(PodHostBind *l, size_t n);
+
 /* A pod-level annotation's value, or NULL. */
 const char *pod_manifest_get_annotation(const PodManifest *m, const char *name);
 
@@ -174,6 +203,8 @@ typedef struct PodAppSpec {
         size_t n_annotations;
         bool read_only_rootfs;
         struct json_object *isolators;  /* an array, copied; NULL: none */
+        const uint32_t *supplementary_gids;
+        size_t n_supplementary_gids;
 } PodAppSpec;
 
 /* Appends an app. Refused with -EEXIST when an app of that name exists, with

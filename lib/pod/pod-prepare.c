@@ -17,6 +17,7 @@
 #include "pod/stage1.h"
 #include "unit/app-options.h"
 #include "unit/app-unit.h"
+#include "unit/rootfs-lookup.h"
 
 /* "docker.io/library/busybox:1.36" -> "busybox": the last path component
  * without its tag, made an ACName. */
@@ -143,10 +144,45 @@ static int device_volume(PodManifest *m, const char *device_arg, bool can_add, c
         return 0;
 }
 
+/* The annotation of --bind: a JSON array (POD_ANNOTATION_BINDS). */
+static int host_binds_annotation(const AppArgs *a, char **ret) {
+        _cleanup_json_ struct json_object *l = json_object_new_array();
+        if (!l)
+                return -ENOMEM;
+        for (size_t i = 0; i < a->n_host_binds; i++) {
+                struct json_object *e = json_object_new_object();
+                if (!e || json_object_array_add(l, e) < 0) {
+                        json_object_put(e);
+                        return -ENOMEM;
+                }
+                if (json_add_string(e, "source", a->host_binds[i].source) < 0 ||
+                    json_add_string(e, "destination", a->host_binds[i].destination) < 0 ||
+                    (a->host_binds[i].read_only && json_object_object_add(e, "readOnly", json_object_new_boolean(1)) < 0))
+                        return -ENOMEM;
+        }
+        return (*ret = strdup(json_object_to_json_string_ext(l, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)))
+                       ? 0
+                       : -ENOMEM;
+}
+
+/* An image, or for --rootfs the stand-in that names the directory. */
+static int resolve_image(ImageStore *is, const AppArgs *a, Image **ret, Error **err) {
+        if (!a->rootfs)
+                return image_store_resolve(is, a->image, ret, err);
+        Image *im = calloc(1, sizeof(Image));
+        if (!im || !(im->id = strdup(POD_IMAGE_ID_NONE)) || !(im->names = calloc(2, sizeof(char *))) ||
+            !(im->names[0] = strdup(a->rootfs))) {
+                image_free(im);
+                return error_sys(err, -ENOMEM, "--rootfs");
+        }
+        *ret = im;
+        return 0;
+}
+
 static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, const char *created, bool userns, bool can_add_volumes,
                    Error **err) {
         _cleanup_image_ Image *im = NULL;
-        int r = image_store_resolve(is, a->image, &im, err);
+        int r = resolve_image(is, a, &im, err);
         if (r < 0)
                 return r;
 
@@ -169,11 +205,27 @@ static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, const char 
                 if (strv_push(&env, *i) < 0)
                         return error_sys(err, -ENOMEM, "image %s", a->image);
         if (!exec || !exec[0])
-                return error_set(err, -EINVAL, "image %s has no command: give one with --exec=PATH or after \"--\"", a->image);
+                return a->rootfs ? error_set(err, -EINVAL, "app %s: an app with --rootfs needs a command: --exec=PATH "
+                                             "or after \"--\"", app_name)
+                                 : error_set(err, -EINVAL, "image %s has no command: give one with --exec=PATH or after \"--\"", a->image);
 
         /* When it was added (podapp add), and its lifecycle. */
-        PodNameValue annotations[a->n_lifecycle + 2];
+        PodNameValue annotations[a->n_lifecycle + 7];
         size_t n_annotations = 0;
+        _cleanup_free_ char *binds = NULL;
+        if (a->rootfs)
+                annotations[n_annotations++] = (PodNameValue) { POD_ANNOTATION_ROOTFS, a->rootfs };
+        if (a->stdin_path)
+                annotations[n_annotations++] = (PodNameValue) { POD_ANNOTATION_STDIN, a->stdin_path };
+        if (a->stdout_path)
+                annotations[n_annotations++] = (PodNameValue) { POD_ANNOTATION_STDOUT, a->stdout_path };
+        if (a->stderr_path)
+                annotations[n_annotations++] = (PodNameValue) { POD_ANNOTATION_STDERR, a->stderr_path };
+        if (a->n_host_binds > 0) {
+                if (host_binds_annotation(a, &binds) < 0)
+                        return error_sys(err, -ENOMEM, "app %s", app_name);
+                annotations[n_annotations++] = (PodNameValue) { POD_ANNOTATION_BINDS, binds };
+        }
         if (created)
                 annotations[n_annotations++] = (PodNameValue) { POD_ANNOTATION_CREATED, created };
         if (a->tty)
@@ -191,6 +243,11 @@ static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, const char 
         for (size_t i = 0; i < n_devices; i++)
                 if ((r = device_volume(m, a->devices[i], can_add_volumes, &device_volumes[i], &device_paths[i], err)) < 0)
                         return as_usage_error(err, error_prefix(err, "app %s", app_name));
+        size_t n_gids = strv_length(a->supplementary_groups);
+        uint32_t gids[n_gids + 1];
+        for (size_t i = 0; i < n_gids; i++)
+                if ((r = parse_id(a->supplementary_groups[i], &gids[i])) < 0)
+                        return error_set(err, -EINVAL, "--supplementary-groups: %s is not a group id", a->supplementary_groups[i]);
         PodMount mounts[a->n_mounts + n_devices + 1];
         for (size_t i = 0; i < a->n_mounts; i++)
                 mounts[i] = (PodMount) { .volume = a->mounts[i].volume, .path = a->mounts[i].target };
@@ -213,6 +270,8 @@ static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, const char 
                 .n_annotations = n_annotations,
                 .read_only_rootfs = a->read_only,
                 .isolators = isolators,
+                .supplementary_gids = gids,
+                .n_supplementary_gids = n_gids,
         };
         r = pod_manifest_add_app(m, &spec, err);
         return r < 0 ? as_usage_error(err, error_prefix(err, "app %s (image %s)", app_name, a->image)) : 0;
@@ -222,7 +281,7 @@ static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, const char 
  * images that no pod names yet, and the record is the recipe to render it
  * again. */
 static int ensure_tree(ImageStore *is, const PodApp *app, Error **err) {
-        if (image_store_has_tree(is, app->image_id))
+        if (app->rootfs || image_store_has_tree(is, app->image_id))
                 return 0;
         _cleanup_image_ Image *im = NULL;
         int r = image_store_load(is, digest_hex(app->image_id), &im, err);
@@ -240,7 +299,9 @@ static int check_app(ImageStore *is, const PodManifest *m, size_t i, bool userns
         int r = ensure_tree(is, app, err);
         if (r < 0)
                 return r;
-        _cleanup_free_ char *rootfs = image_tree_rootfs_path(is->root, app->image_id);
+        /* A --rootfs directory is the operator's (trusted), its content the
+         * app's (not): the lookups below resolve in it as the root. */
+        _cleanup_free_ char *rootfs = app->rootfs ? strdup(app->rootfs) : image_tree_rootfs_path(is->root, app->image_id);
         _cleanup_close_ int fd = rootfs ? open(rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
         if (fd < 0)
                 return error_sys(err, rootfs ? -errno : -ENOMEM, "app %s: %s", app->name, strempty(rootfs));
@@ -300,9 +361,14 @@ int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **re
             (args->keep_on_app_failure &&
              (r = pod_manifest_set_annotation(m, POD_ANNOTATION_KEEP_ON_APP_FAILURE, "true", err)) < 0))
                 return r;
-        for (size_t i = 0; i < args->n_apps; i++)
-                if ((r = add_app(m, is, &args->apps[i], NULL, !args->no_private_users, true, err)) < 0)
+        for (size_t i = 0; i < args->n_apps; i++) {
+                const AppArgs *a = &args->apps[i];
+                /* What is bound into a running pod by podapp add. */
+                if (a->rootfs || a->stdin_path || a->stdout_path || a->stderr_path || a->n_host_binds > 0)
+                        return error_set(err, -EINVAL, "--rootfs, --stdin, --stdout, --stderr and --bind are for 'podapp add'");
+                if ((r = add_app(m, is, a, NULL, !args->no_private_users, true, err)) < 0)
                         return r;
+        }
         for (size_t i = 0; i < m->n_apps; i++)
                 if ((r = check_app(is, m, i, !args->no_private_users, err)) < 0)
                         return r;

@@ -8,6 +8,7 @@
 
 #include "basic/fs.h"
 #include "basic/strv.h"
+#include "manifest/app-args.h"
 #include "unit/app-isolators.h"
 
 static const char *const capability_names[CAPABILITY_LAST + 1] = {
@@ -188,6 +189,7 @@ void app_isolation_done(AppIsolation *i) {
                 free(i->devices[k].rule);
         }
         free(i->devices);
+        strv_free(i->rlimits);
         *i = (AppIsolation) {};
 }
 
@@ -510,6 +512,36 @@ static int parse_devices(const Where *w, struct json_object *v, bool unused, App
         return 0;
 }
 
+static int parse_rlimits(const Where *w, struct json_object *v, bool unused, AppIsolation *iso) {
+        static const char *const keys[] = { "limits", NULL };
+        int r = check_object_keys(w, v, keys);
+        if (r < 0)
+                return r;
+        struct json_object *l = NULL;
+        if (!json_object_object_get_ex(v, "limits", &l) || !json_object_is_type(l, json_type_array))
+                return bad(w, ".limits", "expected an array of \"NAME=SOFT[:HARD]\"");
+        size_t n = json_object_array_length(l);
+        if (n > 16)
+                return bad(w, ".limits", "more than 16 limits");
+        for (size_t i = 0; i < n; i++) {
+                struct json_object *e = json_object_array_get_idx(l, i);
+                char sub[32];
+                snprintf(sub, sizeof(sub), ".limits[%zu]", i);
+                if (!json_object_is_type(e, json_type_string))
+                        return bad(w, sub, "expected \"NAME=SOFT[:HARD]\"");
+                const char *s = json_object_get_string(e);
+                if (rlimit_arg_check(s, w->err) < 0)
+                        return error_prefix(w->err, "%s[%zu].value%s (%s)", w->field, w->index, sub, w->name);
+                size_t name_len = strcspn(s, "=");
+                for (char **o = iso->rlimits; o && *o; o++)
+                        if (strncmp(*o, s, name_len + 1) == 0)
+                                return bad(w, sub, "a second limit of %.*s", (int) name_len, s);
+                if (strv_push(&iso->rlimits, s) < 0)
+                        return error_sys(w->err, -ENOMEM, "%s", w->field);
+        }
+        return 0;
+}
+
 typedef struct IsolatorType {
         const char *name;
         int (*parse)(const Where *w, struct json_object *v, bool flag, AppIsolation *iso);
@@ -529,6 +561,7 @@ static const IsolatorType isolator_types[] = {
         { "sdpod/pids-limit", parse_pids_limit, false, 6 },
         { "sdpod/tmpfs", parse_tmpfs, false, 7 },
         { "sdpod/devices", parse_devices, false, 8 },
+        { "sdpod/rlimits", parse_rlimits, false, 9 },
 };
 
 int app_isolation_parse(const PodIsolator *isolators, size_t n, const char *field, AppIsolation *ret, Error **err) {
@@ -543,8 +576,8 @@ int app_isolation_parse(const PodIsolator *isolators, size_t n, const char *fiel
         };
         if (!iso.syscalls_allowed || !iso.syscalls_denied || !iso.syscall_errno)
                 return error_sys(err, -ENOMEM, "%s", field);
-        size_t seen[9];
-        bool have[9] = {};
+        size_t seen[10];
+        bool have[10] = {};
 
         for (size_t i = 0; i < n; i++) {
                 const PodIsolator *x = &isolators[i];

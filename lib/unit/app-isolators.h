@@ -22,6 +22,8 @@
  *   sdpod/devices                    {"allow": [{"path": "/dev/X"[, "access": "rwm"]}]}
  *                                                           DeviceAllow= (the node itself comes
  *                                                           in as a volume and a mount)
+ *   sdpod/rlimits                    {"limits": ["nofile=1024:4096", ...]}  LimitNOFILE=...
+ *                                    (the names of podapp add --rlimit)
  *
  * The sdpod/ isolators are sdpod's own (appc has none for them), and are
  * checked as strictly as appc's: an unknown sdpod/ isolator is an error.
@@ -112,6 +114,7 @@ typedef struct AppIsolation {
         size_t n_tmpfs;
         AppDevice *devices;
         size_t n_devices;
+        char **rlimits;                 /* "nofile=SOFT:HARD" (SOFT alone: both); NULL: the pod's */
 } AppIsolation;
 
 /* Checks isolators (field names them in errors: "apps[0].app.isolators")

@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <sys/stat.h>
 
+#include "basic/json-util.h"
 #include "basic/strv.h"
 #include "basic/warn.h"
 #include "unit/app-isolators.h"
@@ -228,6 +229,27 @@ static int devices(const AppArgs *a, struct json_object *list, Error **err) {
         return add_isolator(list, "sdpod/devices", v) < 0 ? error_sys(err, -ENOMEM, "--device") : 0;
 }
 
+static int rlimits(const AppArgs *a, struct json_object *list, Error **err) {
+        if (!a->rlimits)
+                return 0;
+        for (char **l = a->rlimits; *l; l++) {
+                int r = rlimit_arg_check(*l, err);
+                if (r < 0)
+                        return r;
+                size_t n = strcspn(*l, "=");
+                for (char **o = a->rlimits; o < l; o++)
+                        if (strncmp(*o, *l, n + 1) == 0)
+                                return error_set(err, -EINVAL, "--rlimit=%s: a second limit of %.*s", *l, (int) n, *l);
+        }
+        struct json_object *v = json_object_new_object(), *limits = json_strv(a->rlimits);
+        if (!v || !limits || json_object_object_add(v, "limits", limits) < 0) {
+                json_object_put(v);
+                json_object_put(limits);
+                return error_sys(err, -ENOMEM, "--rlimit");
+        }
+        return add_isolator(list, "sdpod/rlimits", v) < 0 ? error_sys(err, -ENOMEM, "--rlimit") : 0;
+}
+
 int app_options_isolators(const AppArgs *a, const char *app, bool host_root, struct json_object **ret, Error **err) {
         struct json_object *list = json_object_new_array();
         if (!list)
@@ -239,6 +261,10 @@ int app_options_isolators(const AppArgs *a, const char *app, bool host_root, str
                 r = tmpfs_mounts(a, list, err);
         if (r >= 0)
                 r = devices(a, list, err);
+        if (r >= 0)
+                r = rlimits(a, list, err);
+        if (r >= 0 && a->allow_new_privileges && add_isolator(list, "os/linux/no-new-privileges", json_object_new_boolean(0)) < 0)
+                r = error_sys(err, -ENOMEM, "--no-new-privileges");
         if (r < 0) {
                 json_object_put(list);
                 return r;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdarg.h>
 
@@ -203,6 +204,7 @@ void app_unit_free(AppUnit *u) {
         for (size_t i = 0; i < u->n_binds; i++)
                 free(u->binds[i].source);
         free(u->binds);
+        pod_host_binds_free(u->host_binds, u->n_host_binds);
         app_isolation_done(&u->isolation);
         free(u);
 }
@@ -273,8 +275,25 @@ static bool mount_point_is_read_only(struct json_object *app_json, const char *p
 
 static int resolve_mounts(const PodManifest *m, const PodApp *app, struct json_object *app_json, AppUnit *u,
                           Error **err) {
-        if (!(u->binds = calloc(app->n_mounts ?: 1, sizeof(AppBind))))
+        int r = pod_app_host_binds(app, &u->host_binds, &u->n_host_binds, err);
+        if (r < 0)
+                return r;
+        if (!(u->binds = calloc(app->n_mounts + u->n_host_binds + 1, sizeof(AppBind))))
                 return error_sys(err, -ENOMEM, "mounts");
+        for (size_t i = 0; i < u->n_host_binds; i++) {
+                char q[VALUE_QUOTED_MAX];
+                if (!path_is_unit_safe(u->host_binds[i].destination, true))
+                        return error_set(err, -EINVAL,
+                                         "annotations: %s: destination %s: whitespace, quotes, backslashes, ':' and "
+                                         "control characters are not supported in mount paths",
+                                         POD_ANNOTATION_BINDS, value_quote(u->host_binds[i].destination, q));
+                AppBind *b = &u->binds[u->n_binds];
+                if (asprintf(&b->source, POD_APPS_DIR "/%s/binds/%zu", app->name, i) < 0)
+                        return error_sys(err, -ENOMEM, "mounts");
+                b->destination = u->host_binds[i].destination;
+                b->read_only = u->host_binds[i].read_only;
+                u->n_binds++;
+        }
         for (size_t i = 0; i < app->n_mounts; i++) {
                 const PodMount *mount = &app->mounts[i];
                 const PodVolume *v = pod_manifest_find_volume(m, mount->volume);
@@ -451,8 +470,8 @@ static void write_no_start_limit(FILE *f) {
 static void write_app_unit_section(FILE *f, const PodApp *app, const AppLifecycle *l, PodGraph graph) {
         fputs(UNIT_HEADER "\n[Unit]\nDescription=App ", f);
         write_description_text(f, app->name);
-        fputs(" of the pod (image ", f);
-        write_description_text(f, app->image_name ?: app->image_id);
+        fputs(app->rootfs ? " of the pod (root " : " of the pod (image ", f);
+        write_description_text(f, app->rootfs ?: app->image_name ?: app->image_id);
         fputs(")\n", f);
         fprintf(f,
                 "SourcePath=" POD_MANIFEST_PATH "\n"
@@ -486,6 +505,22 @@ static void write_output(FILE *f, const PodApp *app) {
                 "StandardOutput=journal+console\n"
                 "StandardError=journal+console\n",
                 app->name);
+}
+
+/* The app's own standard streams from the host (podapp add --stdin,
+ * --stdout, --stderr: containerd's FIFOs), bound at
+ * POD_APPS_DIR/NAME/stdio/N in the pod. systemd opens them in the pod's
+ * root, before it enters the app's (RootDirectory=), so the app never sees
+ * the paths; the streams not given go to the journal as any app's. */
+static void write_app_output(FILE *f, const PodApp *app) {
+        static const char *const names[] = { POD_ANNOTATION_STDIN, POD_ANNOTATION_STDOUT, POD_ANNOTATION_STDERR };
+        static const char *const keys[] = { "StandardInput", "StandardOutput", "StandardError" };
+        fprintf(f, "SyslogIdentifier=%s\n", app->name);
+        for (size_t i = 0; i < ELEMENTSOF(names); i++)
+                if (pod_app_get_annotation(app, names[i]))
+                        fprintf(f, "%s=file:" POD_APPS_DIR "/%s/stdio/%zu\n", keys[i], app->name, i);
+                else if (i > 0)
+                        fprintf(f, "%s=journal+console\n", keys[i]);
 }
 
 /* The app of 'sdpod run -t': the pod's console as its controlling
@@ -556,14 +591,24 @@ static void write_syscall_filter(FILE *f, const char *key, char *const *l) {
 /* The app's root file system and what is bound into it. */
 static void write_app_root(FILE *f, const AppUnit *u) {
         const PodApp *app = u->app;
-        fprintf(f,
-                "RootDirectory=" POD_APPS_DIR "/%s/rootfs\n"
-                "MountAPIVFS=yes\n"
-                /* The pod's name files, which the run entrypoint writes
-                 * into the pod directory (net-files.h). */
-                "BindReadOnlyPaths=-/sdpod/net/resolv.conf:/etc/resolv.conf -/sdpod/net/hosts:/etc/hosts "
-                "-/sdpod/net/hostname:/etc/hostname\n",
-                app->name);
+        fprintf(f, "RootDirectory=" POD_APPS_DIR "/%s/rootfs\nMountAPIVFS=yes\n", app->name);
+        /* The pod's name files, which the run entrypoint writes into the
+         * pod directory (net-files.h), unless the app binds its own (the
+         * CRI's, which Kubernetes' DNS policy wrote). */
+        static const char *const name_files[] = { "resolv.conf", "hosts", "hostname" };
+        bool first = true;
+        for (size_t i = 0; i < ELEMENTSOF(name_files); i++) {
+                bool own = false;
+                for (size_t k = 0; k < u->n_host_binds && !own; k++)
+                        own = startswith(u->host_binds[k].destination, "/etc/") &&
+                                streq(u->host_binds[k].destination + 5, name_files[i]);
+                if (own)
+                        continue;
+                fprintf(f, "%s-/sdpod/net/%s:/etc/%s", first ? "BindReadOnlyPaths=" : " ", name_files[i], name_files[i]);
+                first = false;
+        }
+        if (!first)
+                fputc('\n', f);
         for (size_t i = 0; i < u->n_binds; i++) {
                 fputs(u->binds[i].read_only ? "BindReadOnlyPaths=" : "BindPaths=", f);
                 write_path(f, u->binds[i].source);
@@ -593,6 +638,12 @@ static int write_app_identity(FILE *f, const AppUnit *u, bool as_root) {
                 fputs("WorkingDirectory=", f);
                 write_path(f, u->app->working_directory);
                 fprintf(f, "\nUser=%" PRIu32 "\nGroup=%" PRIu32 "\n", (uint32_t) u->uid, (uint32_t) u->gid);
+                if (u->app->n_supplementary_gids > 0) {
+                        fputs("SupplementaryGroups=", f);
+                        for (size_t i = 0; i < u->app->n_supplementary_gids; i++)
+                                fprintf(f, "%s%" PRIu32, i ? " " : "", u->app->supplementary_gids[i]);
+                        fputc('\n', f);
+                }
         }
         for (char **e = u->environment; e && *e && r >= 0; e++) {
                 fputs("Environment=", f);
@@ -631,6 +682,13 @@ static void write_app_confinement(FILE *f, const AppUnit *u) {
                 fprintf(f, "OOMScoreAdjust=%d\n", iso->oom_score_adjust);
         if (iso->tasks_max > 0)
                 fprintf(f, "TasksMax=%" PRIu64 "\n", iso->tasks_max);
+        for (char **l = iso->rlimits; l && *l; l++) {
+                size_t n = strcspn(*l, "=");
+                fputs("Limit", f);
+                for (size_t i = 0; i < n; i++)
+                        fputc(toupper((unsigned char) (*l)[i]), f);
+                fprintf(f, "=%s\n", *l + n + 1);
+        }
         if (iso->n_devices > 0) {
                 /* "closed": the devices listed and the standard pseudo
                  * devices (null, zero, full, random, urandom); and what a
@@ -707,7 +765,7 @@ int app_unit_render(const AppUnit *u, PodGraph graph, char **ret) {
         if (r >= 0)
                 r = annotation_bool(app->annotations, app->n_annotations, "app annotations", POD_ANNOTATION_TTY, false,
                                     &tty, NULL);
-        (tty ? write_tty_output : write_output)(f, app);
+        (tty ? write_tty_output : write_app_output)(f, app);
         write_app_confinement(f, u);
         return text_finish(f, &buf, r, ret);
 }

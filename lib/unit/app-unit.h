@@ -112,6 +112,10 @@ typedef struct AppUnit {
         char **environment;     /* NAME=VALUE: the manifest's in order, then PATH and HOME when absent */
         AppBind *binds;
         size_t n_binds;
+        /* The app's own binds of host paths (podapp add --bind), in the
+         * pod at POD_APPS_DIR/NAME/binds/N; the binds borrow from it. */
+        PodHostBind *host_binds;
+        size_t n_host_binds;
         AppIsolation isolation;
 } AppUnit;
 

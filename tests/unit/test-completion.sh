@@ -374,7 +374,8 @@ expect 'podapp sandbox --' --help --name= --volume= --keep-on-app-failure --priv
 expect 'sdpod prepare --net=' default none host ns:
 expect 'sdpod run --dns=' host
 expect 'podapp sandbox --private-users=' yes no
-expect 'podapp add --' --help --app= --exec= --set-env= --user= --group= --working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" "${pull_options[@]}"
+expect 'podapp add --' --help --app= --exec= --set-env= --user= --group= --working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" "${pull_options[@]}" \
+	--rootfs= --stdin= --stdout= --stderr= --bind= --supplementary-groups= --rlimit= --no-new-privileges=
 expect 'podapp stop --' --help --app= --grace=
 expect 'podapp list --' --help --format= --no-legend
 expect 'podapp status --format=' table json
