@@ -77,7 +77,11 @@ struct TaskService {
         sd_event *event;
         TtrpcServer *server;
         PodStore *pods;
-        ImageStore *images;
+        /* The image store is opened for each pod or app made, not kept:
+         * the shim lives as long as its pod, and a store held shared that
+         * long would keep `sdpod image gc` waiting. */
+        const char *data_dir;
+        bool data_dir_is_default;
         ShimPublisher publisher;
         Task **tasks;
         size_t n_tasks;
@@ -317,7 +321,10 @@ static int add_app(TaskService *s, Task *t, const OciSpec *spec, const char *pod
         int r = oci_spec_app_args(spec, name, rootfs, t->init.stdio[0], t->init.stdio[1], t->init.stdio[2], &a, err);
         if (r < 0)
                 return r;
-        r = shim_app_add(s->pods, s->images, pod_uuid, &a, err);
+        _cleanup_image_store_ ImageStore *is = NULL;
+        r = image_store_open(s->data_dir, s->data_dir_is_default, STORE_SHARED, &is, err);
+        if (r >= 0)
+                r = shim_app_add(s->pods, is, pod_uuid, &a, err);
         app_args_done(&a);
         if (r < 0)
                 return r;
@@ -332,7 +339,10 @@ static int start_pod(TaskService *s, Task *t, const OciSpec *spec, Error **err) 
         int r = oci_spec_pod_args(spec, t->id, &a, err);
         if (r < 0)
                 return r;
-        r = shim_pod_start(s->pods, s->images, &a, t->target.uuid, err);
+        _cleanup_image_store_ ImageStore *is = NULL;
+        r = image_store_open(s->data_dir, s->data_dir_is_default, STORE_SHARED, &is, err);
+        if (r >= 0)
+                r = shim_pod_start(s->pods, is, &a, t->target.uuid, err);
         pod_args_done(&a);
         return r;
 }
@@ -962,10 +972,9 @@ int task_service_new(sd_event *e, TtrpcServer *server, const TaskServiceConfig *
         s->event = sd_event_ref(e);
         s->server = server;
         s->publisher = c->publisher;
-        int r = pod_store_open(c->data_dir ? c->data_dir : SDPOD_DEFAULT_DIR, c->data_dir_is_default, false, &s->pods, err);
-        if (r >= 0)
-                r = image_store_open(c->data_dir ? c->data_dir : SDPOD_DEFAULT_DIR, c->data_dir_is_default, STORE_SHARED,
-                                     &s->images, err);
+        s->data_dir = c->data_dir ? c->data_dir : SDPOD_DEFAULT_DIR;
+        s->data_dir_is_default = c->data_dir_is_default;
+        int r = pod_store_open(s->data_dir, s->data_dir_is_default, false, &s->pods, err);
         for (size_t i = 0; r >= 0 && i < ELEMENTSOF(methods); i++)
                 if ((r = ttrpc_server_add_method(server, TASK_SERVICE, methods[i].method, methods[i].handler, s)) < 0)
                         error_sys(err, r, "task service");
@@ -985,7 +994,6 @@ TaskService *task_service_free(TaskService *s) {
         free(s->tasks);
         sd_event_source_disable_unref(s->poll);
         pod_store_free(s->pods);
-        image_store_free(s->images);
         sd_event_unref(s->event);
         free(s);
         return NULL;
