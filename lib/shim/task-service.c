@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -49,6 +50,12 @@ typedef struct Proc {
         char *stdio[3];
         bool terminal;
         char **argv;                    /* an exec's command */
+        /* Our own hold on stdin's FIFO (O_RDWR), from Create or Exec until
+         * CloseIO or the end: the app (or the exec) opens the FIFO to read
+         * it, which blocks until the FIFO has a writer, and containerd's
+         * client opens its writing end only when it has input to give.
+         * Closing ours passes the client's EOF on. */
+        int stdin_hold;
         sd_event_source *child;         /* an exec's process, while it runs */
         TtrpcCall **waiters;
         size_t n_waiters;
@@ -97,9 +104,16 @@ static int fail_with(TtrpcCall *c, int r, Error *e) {
         return 0;
 }
 
+static int safe_close_fd(int fd) {
+        if (fd >= 0)
+                close(fd);
+        return -1;
+}
+
 /* --- tasks ------------------------------------------------------------- */
 
 static void proc_done(Proc *p) {
+        p->stdin_hold = safe_close_fd(p->stdin_hold);
         free(p->exec_id);
         for (int i = 0; i < 3; i++)
                 free(p->stdio[i]);
@@ -202,6 +216,7 @@ static void proc_exited(Proc *p, int status, uint64_t usec) {
         if (p->status == PROC_STOPPED)
                 return;
         p->status = PROC_STOPPED;
+        p->stdin_hold = safe_close_fd(p->stdin_hold);
         p->exit_status = status;
         p->exited_usec = usec ? usec : now_usec();
         publish_exit(p->task->service, p);
@@ -298,8 +313,38 @@ static void task_remove(TaskService *s, Task *t) {
                 sd_event_exit(s->event, 0);
 }
 
-static char *nonempty(const char *s) {
-        return s && *s ? strdup(s) : NULL;
+/* containerd names a process's streams by path (its FIFOs), or by URI
+ * ("file://PATH"; "binary://" logging drivers are not served). Empty:
+ * none. */
+static int stdio_path(const char *s, char **ret, Error **err) {
+        *ret = NULL;
+        if (!s || !*s)
+                return 0;
+        if (startswith(s, "file://"))
+                s += strlen("file://");
+        else if (strstr(s, "://"))
+                return error_set(err, -EOPNOTSUPP, "stream \"%s\": only FIFOs and files are supported", s);
+        if (s[0] != '/')
+                return error_set(err, -EINVAL, "stream \"%s\": not an absolute path", s);
+        return (*ret = strdup(s)) ? 0 : error_sys(err, -ENOMEM, "stream");
+}
+
+static int proc_set_stdio(Proc *p, const char *in, const char *out, const char *errs, Error **err) {
+        int r;
+        if ((r = stdio_path(in, &p->stdio[0], err)) < 0 || (r = stdio_path(out, &p->stdio[1], err)) < 0 ||
+            (r = stdio_path(errs, &p->stdio[2], err)) < 0)
+                return r;
+        if (!p->stdio[0])
+                return 0;
+        int fd = open(p->stdio[0], O_RDWR | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0)
+                return error_sys(err, -errno, "stdin %s", p->stdio[0]);
+        if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode))
+                close(fd);      /* a file: nothing to wait for */
+        else
+                p->stdin_hold = fd;
+        return 0;
 }
 
 /* The app a container or plain task becomes. */
@@ -448,16 +493,17 @@ static int on_create(TtrpcCall *c, const uint8_t *payload, size_t size, void *us
                 r = error_set(&e, -EOPNOTSUPP, "task %s: restoring a checkpoint is not supported", req->id);
                 goto out;
         }
-        if (!(t = calloc(1, sizeof(Task))) || !(t->id = strdup(req->id)) || !(t->bundle = strdup(req->bundle))) {
+        if ((t = calloc(1, sizeof(Task))))
+                t->init.stdin_hold = -1;
+        if (!t || !(t->id = strdup(req->id)) || !(t->bundle = strdup(req->bundle))) {
                 r = error_sys(&e, -ENOMEM, "task %s", req->id);
                 goto out;
         }
         t->service = s;
         t->init.task = t;
         t->init.status = PROC_CREATED;
-        t->init.stdio[0] = nonempty(req->stdin);
-        t->init.stdio[1] = nonempty(req->stdout);
-        t->init.stdio[2] = nonempty(req->stderr);
+        if ((r = proc_set_stdio(&t->init, req->stdin, req->stdout, req->stderr, &e)) < 0)
+                goto out;
         if ((r = task_create(s, t, req, &e)) < 0) {
                 create_undo(s, t);
                 goto out;
@@ -774,15 +820,13 @@ static int on_exec(TtrpcCall *c, const uint8_t *payload, size_t size, void *user
                               req->exec_id);
         else if (!req->spec)
                 r = error_set(&e, -EINVAL, "exec %s: no process spec", req->exec_id);
-        else if (!(p = calloc(1, sizeof(Proc))) || !(p->exec_id = strdup(req->exec_id)))
+        else if (!(p = calloc(1, sizeof(Proc))) || (p->stdin_hold = -1, !(p->exec_id = strdup(req->exec_id))))
                 r = error_sys(&e, -ENOMEM, "exec %s", req->exec_id);
         if (r >= 0) {
                 p->task = t;
                 p->status = PROC_CREATED;
-                p->stdio[0] = nonempty(req->stdin);
-                p->stdio[1] = nonempty(req->stdout);
-                p->stdio[2] = nonempty(req->stderr);
-                r = exec_argv(&req->spec->value, &p->argv, &e);
+                if ((r = proc_set_stdio(p, req->stdin, req->stdout, req->stderr, &e)) >= 0)
+                        r = exec_argv(&req->spec->value, &p->argv, &e);
         }
         Proc **ps = r >= 0 ? reallocarray(t->execs, t->n_execs + 1, sizeof(Proc *)) : NULL;
         if (r >= 0 && !ps)
@@ -905,12 +949,15 @@ static int on_close_io(TtrpcCall *c, const uint8_t *payload, size_t size, void *
         Containerd__Task__V2__CloseIORequest *req = containerd__task__v2__close_iorequest__unpack(NULL, size, payload);
         if (!req)
                 return ttrpc_call_fail(c, GRPC_INVALID_ARGUMENT, "CloseIO: not a CloseIORequest");
-        /* The app and the exec hold containerd's FIFO themselves, not
-         * through us: when containerd closes its writing end, they read
-         * EOF. Nothing of ours to close. */
+        /* The app and the exec hold containerd's FIFOs themselves, not
+         * through us; our hold on stdin goes, so that containerd's EOF
+         * reaches them. */
         Proc *p = lookup(s, c, req->id, req->exec_id);
+        bool close_stdin = req->stdin;
         containerd__task__v2__close_iorequest__free_unpacked(req, NULL);
         if (p) {
+                if (close_stdin)
+                        p->stdin_hold = safe_close_fd(p->stdin_hold);
                 Google__Protobuf__Empty empty = GOOGLE__PROTOBUF__EMPTY__INIT;
                 ttrpc_call_reply(c, &empty.base);
         }
