@@ -195,6 +195,7 @@ static int serve(const ShimOptions *o, int listen_fd, const char *path) {
                 .data_dir = dir && *dir ? dir : NULL,
                 .data_dir_is_default = !(dir && *dir),
                 .publisher = { o->publish_binary, o->address, o->namespace },
+                .debug = o->debug || getenv("SDPOD_SHIM_DEBUG"),
         };
         int r = sd_event_default(&e);
         if (r < 0)

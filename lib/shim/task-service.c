@@ -98,7 +98,11 @@ struct TaskService {
 
 /* --- errors ------------------------------------------------------------ */
 
+static bool debug;
+#define debug_log(...) do { if (debug) warn(__VA_ARGS__); } while (0)
+
 static int fail_with(TtrpcCall *c, int r, Error *e) {
+        debug_log("%s: %s", ttrpc_call_method(c), e && e->msg ? e->msg : strerror(-r));
         ttrpc_call_fail_error(c, r, e);
         error_free(e);
         return 0;
@@ -215,6 +219,7 @@ static int answer_wait(TtrpcCall *c, const Proc *p) {
 static void proc_exited(Proc *p, int status, uint64_t usec) {
         if (p->status == PROC_STOPPED)
                 return;
+        debug_log("%s %s exited %d, %zu waiting", p->task->id, proc_id(p), status, p->n_waiters);
         p->status = PROC_STOPPED;
         p->stdin_hold = safe_close_fd(p->stdin_hold);
         p->exit_status = status;
@@ -583,6 +588,7 @@ static int on_start(TtrpcCall *c, const uint8_t *payload, size_t size, void *use
                         publish(s, SHIM_TOPIC_TASK_START, "containerd.events.TaskStart", &ev.base);
                         poll_start(s);
                 }
+                debug_log("started %s %s pid %d", p->task->id, proc_id(p), (int) p->pid);
                 Containerd__Task__V2__StartResponse resp = CONTAINERD__TASK__V2__START_RESPONSE__INIT;
                 resp.pid = (uint32_t) p->pid;
                 r = ttrpc_call_reply(c, &resp.base);
@@ -635,6 +641,7 @@ static int on_wait(TtrpcCall *c, const uint8_t *payload, size_t size, void *user
                 return 0;
         if (p->status == PROC_STOPPED)
                 return answer_wait(c, p);
+        debug_log("wait %s %s (status %d)", p->task->id, proc_id(p), (int) p->status);
         /* Answered when it exits (proc_exited). */
         TtrpcCall **w = reallocarray(p->waiters, p->n_waiters + 1, sizeof(TtrpcCall *));
         if (!w)
@@ -1017,6 +1024,7 @@ int task_service_new(sd_event *e, TtrpcServer *server, const TaskServiceConfig *
         if (!s)
                 return error_sys(err, -ENOMEM, "task service");
         s->event = sd_event_ref(e);
+        debug = c->debug;
         s->server = server;
         s->publisher = c->publisher;
         s->data_dir = c->data_dir ? c->data_dir : SDPOD_DEFAULT_DIR;

@@ -26,6 +26,7 @@ typedef struct TaskServiceConfig {
         const char *data_dir;           /* the pod store; NULL: the default */
         bool data_dir_is_default;
         ShimPublisher publisher;
+        bool debug;                     /* log each process's start, wait and exit (stderr) */
 } TaskServiceConfig;
 
 /* Registers the methods on server; the service exits e when Shutdown is
