@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -582,6 +583,66 @@ static void test_listener(void) {
         close(lfd);
 }
 
+/* Out of fds, a pending connection cannot be accepted and keeps the
+ * listening socket readable: the server pauses accepting rather than spin
+ * the loop, and takes the connection once fds are free again. */
+static void test_out_of_fds(void) {
+        pid_t pid = fork();
+        ASSERT(pid >= 0);
+        if (pid == 0) {
+                sd_event *e = NULL;
+                TtrpcServer *s = NULL;
+                int lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                struct sockaddr_un sa = { .sun_family = AF_UNIX };
+                int len = snprintf(sa.sun_path + 1, sizeof(sa.sun_path) - 1, "sdpod-test-ttrpc-fds-%d", (int) getpid());
+                socklen_t salen = offsetof(struct sockaddr_un, sun_path) + 1 + len;
+                if (lfd < 0 || bind(lfd, (struct sockaddr *) &sa, salen) < 0 || listen(lfd, 16) < 0 ||
+                    sd_event_new(&e) < 0 || ttrpc_server_new(e, lfd, &s, NULL) < 0)
+                        _exit(10);
+                int cfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+                if (cfd < 0 || connect(cfd, (struct sockaddr *) &sa, salen) < 0)
+                        _exit(11);
+                /* The lowest free fd becomes the limit: every new one fails (EMFILE). */
+                int probe = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                if (probe < 0)
+                        _exit(12);
+                close(probe);
+                struct rlimit old, rl;
+                if (getrlimit(RLIMIT_NOFILE, &old) < 0)
+                        _exit(13);
+                rl = old;
+                rl.rlim_cur = probe;
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
+                        _exit(14);
+                /* 300 ms of the loop: how often did it wake up? */
+                struct timespec t0, t;
+                clock_gettime(CLOCK_MONOTONIC, &t0);
+                unsigned wakeups = 0;
+                do {
+                        int r = sd_event_run(e, 10 * 1000);
+                        if (r < 0)
+                                _exit(15);
+                        wakeups += r > 0;
+                        clock_gettime(CLOCK_MONOTONIC, &t);
+                } while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 300);
+                fprintf(stderr, "# out of fds: %u wake-ups in 300 ms\n", wakeups);
+                if (wakeups > 20)
+                        _exit(1);
+                if (ttrpc_server_connections(s) != 0)
+                        _exit(2);
+                if (setrlimit(RLIMIT_NOFILE, &old) < 0)
+                        _exit(16);
+                for (int i = 0; i < 100 && ttrpc_server_connections(s) == 0; i++)
+                        if (sd_event_run(e, 10 * 1000) < 0)
+                                _exit(17);
+                _exit(ttrpc_server_connections(s) == 1 ? 0 : 3);
+        }
+        int status = 0;
+        ASSERT(waitpid(pid, &status, 0) == pid);
+        ASSERT(WIFEXITED(status));
+        ASSERT_EQ_INT(WEXITSTATUS(status), 0);
+}
+
 static void test_codes(void) {
         ASSERT_EQ_INT(grpc_code_from_errno(-ENOENT), GRPC_NOT_FOUND);
         ASSERT_EQ_INT(grpc_code_from_errno(-EEXIST), GRPC_ALREADY_EXISTS);
@@ -751,6 +812,7 @@ int main(void) {
         RUN(test_garbage);
         RUN(test_half_close_and_hangup);
         RUN(test_listener);
+        RUN(test_out_of_fds);
         RUN(test_publish);
         return 0;
 }
