@@ -15,8 +15,12 @@
  * Events must reach containerd in order (a TaskExit after its TaskStart):
  * the publisher keeps a queue and runs one publish process at a time; the
  * event loop is never blocked, a publish process's exit is watched through
- * a pidfd (no SIGCHLD handling needed from the caller). A failed publish is
- * tried again twice; after that the event is dropped and on_failure told. */
+ * a pidfd (no SIGCHLD handling needed from the caller; but the caller must
+ * not reap children it does not know, waitpid(-1, ...), or a publish would
+ * count as failed and be sent again). A failed publish is tried again
+ * twice; after that the event is dropped and on_failure told. One publish
+ * costs about 50 ms (containerd's binary starting and dialing), so a
+ * burst of events reaches containerd at that pace. */
 
 #include <stdbool.h>
 #include <protobuf-c/protobuf-c.h>

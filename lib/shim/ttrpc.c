@@ -22,6 +22,9 @@
 /* ... and at most this many per wake-up, so that one busy connection
  * cannot starve the others or the rest of the loop. */
 #define TTRPC_READS_PER_WAKEUP 16
+/* How long accepting rests when the process is out of fds or memory. */
+#define TTRPC_ACCEPT_PAUSE_USEC (100U * 1000U)
+#define IN_SET_ERRNO_RESOURCES(e) ((e) == EMFILE || (e) == ENFILE || (e) == ENOBUFS || (e) == ENOMEM)
 /* A failure message is cut here: it ends up in containerd's log and the
  * CRI's answer. */
 #define TTRPC_STATUS_MESSAGE_MAX 4096U
@@ -64,6 +67,8 @@ struct TtrpcServer {
         sd_event *event;
         int listen_fd;
         sd_event_source *listen_io;
+        sd_event_source *accept_pause;  /* while out of fds: accepting resumes when it fires; made
+                                         * up front, as its timerfd could not be made then */
         sd_event_source *reaper;        /* frees dead connections, outside any callback of theirs */
         TtrpcMethod *methods;
         TtrpcConn *conns;
@@ -653,13 +658,30 @@ int ttrpc_server_add_connection(TtrpcServer *s, int fd) {
         return 0;
 }
 
+static int server_resume_accept(sd_event_source *source, uint64_t usec, void *userdata) {
+        TtrpcServer *s = userdata;
+        (void) sd_event_source_set_enabled(s->listen_io, SD_EVENT_ON);
+        return 0;
+}
+
 static int server_accept(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
         TtrpcServer *s = userdata;
         for (int i = 0; i < 16; i++) {
                 int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
-                if (cfd < 0)
-                        break;  /* EAGAIN, or a connection that died before it was taken */
-                (void) ttrpc_server_add_connection(s, cfd);
+                if (cfd >= 0) {
+                        (void) ttrpc_server_add_connection(s, cfd);
+                        continue;
+                }
+                /* Out of fds or memory: the pending connection stays, and
+                 * the socket stays readable; without a pause the loop would
+                 * spin on it. */
+                uint64_t now;
+                if (IN_SET_ERRNO_RESOURCES(errno) &&
+                    sd_event_now(s->event, CLOCK_MONOTONIC, &now) >= 0 &&
+                    sd_event_source_set_time(s->accept_pause, now + TTRPC_ACCEPT_PAUSE_USEC) >= 0 &&
+                    sd_event_source_set_enabled(s->accept_pause, SD_EVENT_ONESHOT) >= 0)
+                        (void) sd_event_source_set_enabled(s->listen_io, SD_EVENT_OFF);
+                break;  /* EAGAIN, or a connection that died before it was taken */
         }
         return 0;
 }
@@ -688,6 +710,12 @@ int ttrpc_server_new(sd_event *e, int listen_fd, TtrpcServer **ret, Error **err)
                         ttrpc_server_free(s);
                         return error_sys(err, r, "ttrpc server: cannot watch the listening socket");
                 }
+                r = sd_event_add_time(e, &s->accept_pause, CLOCK_MONOTONIC, UINT64_MAX, 0, server_resume_accept, s);
+                if (r < 0) {
+                        ttrpc_server_free(s);
+                        return error_sys(err, r, "ttrpc server: cannot add a timer to the event loop");
+                }
+                (void) sd_event_source_set_enabled(s->accept_pause, SD_EVENT_OFF);
         }
         *ret = s;
         return 0;
@@ -706,6 +734,7 @@ TtrpcServer *ttrpc_server_free(TtrpcServer *s) {
                 free(m);
         }
         sd_event_source_disable_unref(s->listen_io);
+        sd_event_source_disable_unref(s->accept_pause);
         sd_event_source_disable_unref(s->reaper);
         sd_event_unref(s->event);
         free(s);

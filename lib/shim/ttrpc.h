@@ -125,7 +125,8 @@ int ttrpc_server_add_connection(TtrpcServer *s, int fd);
 unsigned ttrpc_server_connections(const TtrpcServer *s);
 /* Called (if set) after a connection went away, with the number left:
  * containerd closing its last connection is a reason for a shim whose
- * tasks are all gone to exit. */
+ * tasks are all gone to exit. It runs from an event source of the server:
+ * it must not free the server (sd_event_exit() and free it after the loop). */
 void ttrpc_server_set_disconnect_callback(TtrpcServer *s, void (*cb)(TtrpcServer *s, unsigned left, void *userdata),
                                           void *userdata);
 
