@@ -151,6 +151,16 @@ static int mount_host_files(const PodProcess *p, const PodApp *app, int userns_f
                 if (!path)
                         continue;
                 snprintf(target, sizeof(target), POD_APPS_DIR "/%s/stdio/%zu", app->name, i);
+                /* An output file the operator named and that is not there
+                 * yet is made (empty, for the app alone): a FIFO or a file
+                 * that is there is taken as it is, never opened here. */
+                if (i > 0) {
+                        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+                        if (fd >= 0)
+                                close(fd);
+                        else if (errno != EEXIST)
+                                return error_sys(err, -errno, "%s", path);
+                }
                 if ((r = mount_host_path(p, path, target, userns_fd, false, err)) < 0)
                         return r;
         }
