@@ -109,28 +109,71 @@ static void test_ctr_default(void) {
         error_free(err);
 }
 
-static void test_cri(void) {
-        _cleanup_oci_spec_ OciSpec *sb = load("cri-sandbox.json"), *c = load("cri-container.json");
+/* The CRI's sandbox and containers, as containerd 1.6.20 wrote them. */
+static void test_cri_captured(void) {
+        _cleanup_oci_spec_ OciSpec *sb = load("cri-sandbox.json"), *c = load("cri-container.json"),
+                                   *tty = load("cri-container-tty.json");
         const char *sandbox_id = NULL;
         ASSERT_EQ_INT(oci_spec_task_kind(sb, &sandbox_id), OCI_TASK_SANDBOX);
         ASSERT(!sandbox_id);
         ASSERT_EQ_INT(oci_spec_task_kind(c, &sandbox_id), OCI_TASK_CONTAINER);
-        ASSERT_STREQ(sandbox_id, "5a3c0e8e5d1b47f7b3d4c0b4f3f57a6e9d7c1b2a3f4e5d6c7b8a9f0e1d2c3b4a");
+        ASSERT_STREQ(sandbox_id, "debfa13def8d611ca2e5035334bdac1a400a60ad367710fe5b269f4b46c8b1aa");
+
+        PodArgs p;
+        Error *err = NULL;
+        ASSERT_EQ_INT(oci_spec_pod_args(sb, sandbox_id, &p, &err), 0);
+        ASSERT_STREQ(p.name, sandbox_id);
+        ASSERT_STREQ(p.net.hostname, "web-pod");
+        ASSERT(p.mutable_pod && p.no_private_users);
+        pod_args_done(&p);
+        /* The sandbox's own process (the pause image's) maps too. */
+        AppArgs a;
+        ASSERT_EQ_INT(oci_spec_app_args(sb, "pause", "/run/s/rootfs", NULL, NULL, NULL, &a, NULL), 0);
+        ASSERT_STREQ(a.exec, "/bin/sleep");
+        app_args_done(&a);
+
+        ASSERT_EQ_INT(oci_spec_app_args(c, "web", "/run/containerd/x/rootfs", NULL, "/run/containerd/fifo/o",
+                                        "/run/containerd/fifo/e", &a, &err), 0);
+        ASSERT_STREQ(a.exec, "/bin/sh");
+        ASSERT_EQ_INT(strv_length(a.args), 2);
+        ASSERT_STREQ(a.user, "1000");
+        ASSERT_STREQ(a.group, "1000");
+        ASSERT_EQ_INT(strv_length(a.supplementary_groups), 1);
+        ASSERT_STREQ(a.working_dir, "/home/app");
+        ASSERT(strv_contains(a.environment, "WHO=web"));
+        ASSERT(!a.memory && !a.cpus && !a.pids_limit && !a.rlimits);
+        /* Kubernetes' default, allowPrivilegeEscalation: as runc does. */
+        ASSERT(a.allow_new_privileges);
+        /* The sandbox's hostname, hosts and resolv.conf; not /dev/shm,
+         * which every app has of its own. */
+        ASSERT_EQ_INT(a.n_host_binds, 3);
+        ASSERT_STREQ(a.host_binds[0].destination, "/etc/hostname");
+        ASSERT_STREQ(a.host_binds[2].destination, "/etc/resolv.conf");
+        ASSERT(!a.host_binds[2].read_only);
+        app_args_done(&a);
+
+        ASSERT_EQ_INT(oci_spec_app_args(tty, "tty", "/r", NULL, NULL, NULL, &a, &err), -EOPNOTSUPP);
+        ASSERT_CONTAINS(err->msg, "terminal");
+        error_free(TAKE_PTR(err));
+}
+
+static void test_cri(void) {
+        _cleanup_oci_spec_ OciSpec *sb = load("cri-sandbox-handmade.json"), *c = load("cri-container-volumes.json");
+        const char *sandbox_id = NULL;
+        ASSERT_EQ_INT(oci_spec_task_kind(sb, &sandbox_id), OCI_TASK_SANDBOX);
+        ASSERT_EQ_INT(oci_spec_task_kind(c, &sandbox_id), OCI_TASK_CONTAINER);
         ASSERT(sb->have_seccomp && !c->have_seccomp);
         ASSERT_EQ_INT(sb->process.oom_score_adj, -998);
 
         PodArgs p;
         Error *err = NULL;
         ASSERT_EQ_INT(oci_spec_pod_args(sb, "5a3c0e8e5d1b47f7b3d4c0b4f3f57a6e9d7c1b2a3f4e5d6c7b8a9f0e1d2c3b4a", &p, &err), 0);
-        ASSERT_STREQ(p.name, "5a3c0e8e5d1b47f7b3d4c0b4f3f57a6e9d7c1b2a3f4e5d6c7b8a9f0e1d2c3b4a");
         ASSERT_STREQ(p.net.hostname, "web-0");
         pod_args_done(&p);
 
         AppArgs a;
         ASSERT_EQ_INT(oci_spec_app_args(c, "web", "/run/containerd/x/rootfs", NULL, "/run/containerd/fifo/o",
                                         "/run/containerd/fifo/e", &a, &err), 0);
-        ASSERT_STREQ(a.exec, "/bin/sh");
-        ASSERT_EQ_INT(strv_length(a.args), 2);
         ASSERT_STREQ(a.user, "1000");
         ASSERT_STREQ(a.group, "3000");
         ASSERT_EQ_INT(strv_length(a.supplementary_groups), 2);
@@ -141,10 +184,7 @@ static void test_cri(void) {
         ASSERT_STREQ(a.cpus, "0.500");
         ASSERT_STREQ(a.pids_limit, "100");
         ASSERT_STREQ(a.rlimits[0], "nofile=1048576:1048576");
-        /* Kubernetes' default, allowPrivilegeEscalation: as runc does. */
-        ASSERT(a.allow_new_privileges);
-        /* hosts, termination-log, hostname, resolv.conf, the volume; not
-         * /dev/shm, which every app has of its own */
+        /* hosts, termination-log, hostname, resolv.conf, the volume */
         ASSERT_EQ_INT(a.n_host_binds, 5);
         ASSERT_STREQ(a.host_binds[0].destination, "/etc/hosts");
         ASSERT(!a.host_binds[0].read_only);
@@ -280,6 +320,7 @@ static void test_read_at(void) {
 
 int main(void) {
         RUN(test_ctr_default);
+        RUN(test_cri_captured);
         RUN(test_cri);
         RUN(test_bad);
         RUN(test_read_at);
