@@ -117,8 +117,10 @@ static int host_tree_clone(const char *path, int userns_fd, bool read_only, bool
         }
         if (read_only)
                 attr.attr_set |= MOUNT_ATTR_RDONLY;
+        /* The kernel says EINVAL for a file system that cannot be idmapped
+         * (overlayfs, measured on 6.18): a request this pod cannot serve. */
         if (attr.attr_set && mount_setattr(fd, "", AT_EMPTY_PATH | (dir ? AT_RECURSIVE : 0), &attr, sizeof(attr)) < 0)
-                return error_sys(err, -errno, "%s: cannot %s", path,
+                return error_sys(err, errno == EINVAL && userns_fd >= 0 ? -EOPNOTSUPP : -errno, "%s: cannot %s", path,
                                  userns_fd >= 0 ? "map it to the pod's user namespace (a file system that "
                                                   "cannot be idmapped, such as overlayfs: use a pod with "
                                                   "--private-users=no)"

@@ -143,6 +143,18 @@ assert_eq "is owned by the host's root on disk (idmapped)" 0 "$(stat -c %u "$ROO
 assert_exit 0 pa rm "$V" --app=u1 --grace=1s
 rm -f "$ROOT1/owned-by-pod-root"
 
+echo "# an overlay (what containerd's snapshotter mounts) cannot be idmapped: said clearly"
+mkdir -p "$T/ovl"/{lower,upper,work,merged}
+cp -a "$IMG/rootfs/." "$T/ovl/lower/"
+mount -t overlay overlay -o "lowerdir=$T/ovl/lower,upperdir=$T/ovl/upper,workdir=$T/ovl/work" "$T/ovl/merged"
+assert_exit 4 pa add "$V" --app=ovl --rootfs="$T/ovl/merged" -- /bin/true
+assert_contains "the error names the cause" "$ERR" "private-users=no"
+assert_eq "nothing of it is left in the manifest" 0 "$(jq '.apps | length' "$(pod_dir "$V")/pod")"
+assert_exit 0 pa add "$U" --app=ovl --rootfs="$T/ovl/merged" -- /bin/true
+pass "without a user namespace, an overlay is a root"
+assert_exit 0 pa rm "$U" --app=ovl
+umount "$T/ovl/merged"
+
 echo "# the pods go; gc leaves the directory alone"
 assert_exit 0 sd stop "$U"
 assert_exit 0 sd stop "$V"
