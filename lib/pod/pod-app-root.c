@@ -117,8 +117,10 @@ static int host_tree_clone(const char *path, int userns_fd, bool read_only, bool
         }
         if (read_only)
                 attr.attr_set |= MOUNT_ATTR_RDONLY;
+        /* The kernel says EINVAL for a file system that cannot be idmapped
+         * (overlayfs, measured on 6.18): a request this pod cannot serve. */
         if (attr.attr_set && mount_setattr(fd, "", AT_EMPTY_PATH | (dir ? AT_RECURSIVE : 0), &attr, sizeof(attr)) < 0)
-                return error_sys(err, -errno, "%s: cannot %s", path,
+                return error_sys(err, errno == EINVAL && userns_fd >= 0 ? -EOPNOTSUPP : -errno, "%s: cannot %s", path,
                                  userns_fd >= 0 ? "map it to the pod's user namespace (a file system that "
                                                   "cannot be idmapped, such as overlayfs: use a pod with "
                                                   "--private-users=no)"
@@ -151,6 +153,16 @@ static int mount_host_files(const PodProcess *p, const PodApp *app, int userns_f
                 if (!path)
                         continue;
                 snprintf(target, sizeof(target), POD_APPS_DIR "/%s/stdio/%zu", app->name, i);
+                /* An output file the operator named and that is not there
+                 * yet is made (empty, for the app alone): a FIFO or a file
+                 * that is there is taken as it is, never opened here. */
+                if (i > 0) {
+                        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+                        if (fd >= 0)
+                                close(fd);
+                        else if (errno != EEXIST)
+                                return error_sys(err, -errno, "%s", path);
+                }
                 if ((r = mount_host_path(p, path, target, userns_fd, false, err)) < 0)
                         return r;
         }

@@ -518,7 +518,9 @@ static void write_app_output(FILE *f, const PodApp *app) {
         fprintf(f, "SyslogIdentifier=%s\n", app->name);
         for (size_t i = 0; i < ELEMENTSOF(names); i++)
                 if (pod_app_get_annotation(app, names[i]))
-                        fprintf(f, "%s=file:" POD_APPS_DIR "/%s/stdio/%zu\n", keys[i], app->name, i);
+                        /* append: a file the app shares (a log) is not
+                         * overwritten from its start; a FIFO is the same. */
+                        fprintf(f, "%s=%s:" POD_APPS_DIR "/%s/stdio/%zu\n", keys[i], i ? "append" : "file", app->name, i);
                 else if (i > 0)
                         fprintf(f, "%s=journal+console\n", keys[i]);
 }

@@ -120,11 +120,17 @@ static int build_app(PodUnits *u, const PodManifest *m, size_t index, int pod_ro
                     (r = app_unit_render_failure(app, app_unit_exit_code(err ? err->code : r), msg, graph, &text)) < 0)
                         return r;
         } else {
-                UnitIds *ids = reallocarray(u->ids, u->n_ids + 1, sizeof(UnitIds));
+                /* Its supplementary groups too: systemd 252 resolves
+                 * SupplementaryGroups= numbers as well, and refuses one
+                 * without an entry (216/GROUP, measured). */
+                size_t n_gids = app->n_supplementary_gids;
+                UnitIds *ids = reallocarray(u->ids, u->n_ids + 1 + n_gids, sizeof(UnitIds));
                 if (!ids)
                         return -ENOMEM;
                 u->ids = ids;
                 u->ids[u->n_ids++] = (UnitIds) { au->uid, au->gid };
+                for (size_t g = 0; g < n_gids; g++)
+                        u->ids[u->n_ids++] = (UnitIds) { au->uid, app->supplementary_gids[g] };
                 if ((r = exec_unit_dropin_render(au, APP_EXEC_AS_APP, &text)) < 0 ||
                     (r = add_file(u, text, NULL, APP_EXEC_DROPIN_FORMAT, app->name)) < 0 ||
                     (r = exec_unit_dropin_render(au, APP_EXEC_AS_ROOT, &text)) < 0 ||

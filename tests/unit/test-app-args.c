@@ -398,7 +398,80 @@ static void test_pull_options(void) {
         pod_args_done(&a);
 }
 
+/* podapp add's own: a host root instead of an image, host streams and
+ * binds, groups, rlimits, no-new-privileges. */
+static void test_host_options(void) {
+        PodArgs a;
+        char *msg = NULL;
+        ASSERT_EQ_INT(parse(&a, false, &msg, "--app=c", "--rootfs=/run/b/rootfs", "--stdin=/run/f/in", "--stdout=/run/f/out",
+                            "--stderr", "/run/f/err", "--bind=/h/d:/data", "--bind=/h/f:/etc/motd:ro",
+                            "--supplementary-groups=10,20,10", "--rlimit=nofile=1024:4096", "--rlimit=core=0",
+                            "--no-new-privileges=no", "--", "/bin/sh", "-c", "true", NULL), 0);
+        ASSERT_EQ_INT(a.n_apps, 1);
+        AppArgs *c = &a.apps[0];
+        ASSERT(!c->image);
+        ASSERT_STREQ(c->rootfs, "/run/b/rootfs");
+        ASSERT_STREQ(c->stdin_path, "/run/f/in");
+        ASSERT_STREQ(c->stdout_path, "/run/f/out");
+        ASSERT_STREQ(c->stderr_path, "/run/f/err");
+        ASSERT_EQ_INT(c->n_host_binds, 2);
+        ASSERT_STREQ(c->host_binds[1].source, "/h/f");
+        ASSERT_STREQ(c->host_binds[1].destination, "/etc/motd");
+        ASSERT(c->host_binds[1].read_only && !c->host_binds[0].read_only);
+        assert_strv(c->supplementary_groups, (const char *const[]) { "10", "20", NULL });
+        assert_strv(c->rlimits, (const char *const[]) { "nofile=1024:4096", "core=0", NULL });
+        ASSERT(c->allow_new_privileges);
+        ASSERT(c->have_args && strv_length(c->args) == 3);
+        pod_args_done(&a);
+
+        static const struct {
+                bool pod_options;
+                const char *args[4];
+                const char *message;
+        } bad[] = {
+                { false, { "img", "--rootfs=/r" }, "not both" },
+                { false, { "--rootfs=r" }, "absolute" },
+                { false, { "--rootfs=/a/../b" }, "--rootfs" },
+                { false, { "--rootfs=/r", "--rootfs=/s" }, "twice" },
+                { false, { "--rootfs=/r", "--stdout=out" }, "--stdout" },
+                { false, { "--rootfs=/r", "--bind=/a" }, "SOURCE:DESTINATION" },
+                { false, { "--rootfs=/r", "--bind=/a:/b:rx" }, "ro or rw" },
+                { false, { "--rootfs=/r", "--bind=/a:/" }, "root" },
+                { false, { "--rootfs=/r", "--supplementary-groups=wheel" }, "group number" },
+                { false, { "--rootfs=/r", "--rlimit=nofile" }, "NAME=SOFT" },
+                { false, { "--rootfs=/r", "--rlimit=files=1" }, "nofile" },
+                { false, { "--rootfs=/r", "--rlimit=nofile=2:1" }, "above the hard" },
+                { false, { "--rootfs=/r", "--rlimit=nofile=lots" }, "infinity" },
+                { false, { "--rootfs=/r", "--no-new-privileges=maybe" }, "yes or no" },
+                { true, { "--rootfs=/r" }, "podapp add" },
+                { true, { "img", "--bind=/a:/b" }, "podapp add" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                char *argv[5] = {};
+                int argc = 0;
+                while (argc < 4 && bad[i].args[argc])
+                        argv[argc] = (char *) bad[i].args[argc], argc++;
+                Error *e = NULL;
+                PodArgs b;
+                ASSERT_EQ_INT(pod_args_parse(argc, argv, bad[i].pod_options, &b, &e), -EINVAL);
+                ASSERT_CONTAINS(e->msg, bad[i].message);
+                error_free(e);
+        }
+        /* The definitions of sdpod-pod-generator: not there either. */
+        PodArgs d = {};
+        Error *e = NULL;
+        ASSERT_EQ_INT(pod_args_add_option(&d, "rootfs", "/r", &e), -EINVAL);
+        ASSERT_CONTAINS(e->msg, "podapp add");
+        error_free(e);
+        pod_args_done(&d);
+        ASSERT_EQ_INT(rlimit_arg_check("stack=infinity", NULL), 0);
+        ASSERT_EQ_INT(rlimit_arg_check("nofile=1:infinity", NULL), 0);
+        ASSERT_EQ_INT(rlimit_arg_check("nofile=infinity:1", NULL), -EINVAL);
+        free(msg);
+}
+
 int main(void) {
+        RUN(test_host_options);
         RUN(test_sections);
         RUN(test_pull_options);
         RUN(test_env_file);
