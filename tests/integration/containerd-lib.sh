@@ -142,78 +142,9 @@ containerd_host_cleanup() {
 
 # --- containerd ---
 
-# _ctd_config: config.toml (version 2; the keys as `containerd config
-# default` of 1.6.20 prints them).
-_ctd_config() {
-	cat <<-EOF
-		version = 2
-		root = "$CTD/root"
-		state = "$CTD/state"
-		temp = "$CTD/tmp"
-		# Snapshotters this host cannot have: their start-up errors are noise.
-		disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
-		                    "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper"]
-
-		[grpc]
-		  address = "$CTD_SOCK"
-		[ttrpc]
-		  address = "$CTD_SOCK.ttrpc"
-		[debug]
-		  level = "${CTD_LOG_LEVEL:-info}"
-
-		[plugins]
-		  [plugins."io.containerd.internal.v1.opt"]
-		    path = "$CTD/opt"
-		  [plugins."io.containerd.grpc.v1.cri"]
-		    sandbox_image = "$CTD_PAUSE"
-		    # This VM withholds CAP_SYS_RESOURCE from root: the sandbox's
-		    # oom_score_adj of -998 cannot be set (VERIFIED.md).
-		    restrict_oom_score_adj = true
-		    # Network namespaces bind-mounted under the state directory,
-		    # not /var/run/netns, which other tests look at.
-		    netns_mounts_under_state_dir = true
-		    stream_server_address = "127.0.0.1"
-		    stream_server_port = "0"
-		    [plugins."io.containerd.grpc.v1.cri".cni]
-		      bin_dir = "/usr/lib/cni"
-		      conf_dir = "$CTD/cni"
-		      max_conf_num = 1
-		    [plugins."io.containerd.grpc.v1.cri".containerd]
-		      snapshotter = "overlayfs"
-		      default_runtime_name = "$SHIM_HANDLER"
-		      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.sdpod]
-		        runtime_type = "io.containerd.sdpod.v1"
-		      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-		        runtime_type = "io.containerd.runc.v2"
-	EOF
-}
-
-# _ctd_cni_config: sdpod's network "default" (lib/net/cni.c, sdpod(1)
-# NETWORKING): ptp with masquerade, host-local leases from 10.77.0.0/16 in
-# sdpod's lease directory (so CRI sandboxes and sdpod's own pods never get
-# the same address), portmap, firewall.
-_ctd_cni_config() {
-	cat <<-'EOF'
-		{
-		  "cniVersion": "1.0.0",
-		  "name": "default",
-		  "plugins": [
-		    {
-		      "type": "ptp",
-		      "ipMasq": true,
-		      "ipam": {
-		        "type": "host-local",
-		        "ranges": [ [ { "subnet": "10.77.0.0/16" } ] ],
-		        "routes": [ { "dst": "0.0.0.0/0" } ],
-		        "dataDir": "/run/sdpod/cni/networks"
-		      }
-		    },
-		    { "type": "portmap", "capabilities": { "portMappings": true } },
-		    { "type": "firewall" }
-		  ]
-		}
-	EOF
-}
+# The configuration files (shared with bench/cri).
+# shellcheck source=cri/containerd-config.sh
+. "$LIB_DIR/cri/containerd-config.sh"
 
 # containerd_start [--runtime-dir DIR]: containerd running and answering
 # before this returns. DIR (default: the directory of $SHIM_BIN) comes
@@ -230,8 +161,8 @@ containerd_start() {
 	[ -z "$CTD_PID" ] || die "containerd_start: containerd runs already"
 	[ "$_ctd_snapshot_done" = yes ] || _ctd_host_snapshot
 	mkdir -p "$CTD"/{root,state,tmp,opt,cni} "$CRI_LOGS"
-	_ctd_config >"$CTD/config.toml"
-	_ctd_cni_config >"$CTD/cni/10-default.conflist"
+	ctd_config_toml "$CTD" "$CTD_SOCK" "$CTD_PAUSE" "$SHIM_HANDLER" >"$CTD/config.toml"
+	ctd_cni_conflist >"$CTD/cni/10-default.conflist"
 	CTD_RUNTIME_DIR=$rundir
 	# SDPOD_DIR and SDPOD_STAGE1 reach the shims through containerd's
 	# environment.

@@ -66,6 +66,13 @@ containerd_leak_check
 assert_exit 0 ctr_ run -d "${R[@]}" "$CTD_BUSYBOX" t-bg \
 	/bin/sh -c 'trap "exit 143" TERM; echo marker-of-the-task >/tmp/marker; sleep 600 & wait'
 wait_for "the background task runs" 20 task_is t-bg RUNNING
+# What sdpod's shim relies on to find the test's data directory: containerd
+# hands its environment on to the shims it starts.
+shim_env=
+for p in $(ctd_shim_pids); do
+	shim_env+=$({ tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null || true)
+done
+assert_contains "containerd hands SDPOD_DIR on to the shim" "$shim_env" "SDPOD_DIR=$DATA"
 if shim_is_sdpod; then
 	pods=$(sd list --no-legend 2>&1)
 	assert_eq "sdpod list: one pod for the task" 1 "$(grep -c . <<<"$pods")"
