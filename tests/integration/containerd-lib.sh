@@ -83,7 +83,6 @@ CRI_CLIENT="$LIB_DIR/cri/cri-client.py"
 CRI_GEN="$T/cri-gen"
 # Where sandboxes' container logs go (PodSandboxConfig.log_directory).
 CRI_LOGS="$T/cri-logs"
-CTD_SHUTDOWN=no
 
 # --- what containerd 1.6 leaves outside its own directories ---
 #

@@ -21,8 +21,9 @@ use_real_images
 . "$LIB_DIR/containerd-lib.sh"
 require_tool iptables-save iptables
 require_tool curl
-[ -x /usr/lib/cni/ptp ] && [ -x /usr/lib/cni/host-local ] && [ -x /usr/lib/cni/loopback ] ||
-	skip "no CNI plugins in /usr/lib/cni (apt-get install containernetworking-plugins)"
+for _p in ptp host-local loopback portmap firewall; do
+	[ -x "/usr/lib/cni/$_p" ] || skip "no CNI plugin $_p in /usr/lib/cni (apt-get install containernetworking-plugins)"
+done
 
 LEASES=/run/sdpod/cni/networks/default
 
@@ -150,7 +151,7 @@ cri_call _ RemovePodSandbox "{\"pod_sandbox_id\": \"$SB\"}"
 cri_call L ListPodSandbox '{}'
 assert_jq "RemovePodSandbox: no sandbox left" "$L" '.items | length' 0
 assert_eq "no NAT or filter rule names the sandbox's address" "" "$(iptables-save 2>/dev/null | grep -F -- "$IP/" || true)"
-assert_eq "no CNI cache entry of the sandbox" "" "$(ls /var/lib/cni/results 2>/dev/null | grep -F -- "$SB" || true)"
+assert_eq "no CNI cache entry of the sandbox" "" "$(ls -d /var/lib/cni/results/*"$SB"* 2>/dev/null || true)"
 containerd_leak_check
 
 # --- bad input ---
