@@ -338,8 +338,8 @@ cri_sandbox_config() {
 
 # containerd_leak_check: nothing of a task is left while containerd runs:
 # no task or container in any namespace, no CRI sandbox, no shim (after
-# the last task of a shim is deleted, the shim exits), no sdpod pod (with
-# sdpod's shim). Mounts: lib.sh's leak_check.
+# the last task of a shim is deleted, the shim exits), no mount that was
+# not there at leak_begin, no sdpod pod (with sdpod's shim).
 containerd_leak_check() {
 	local ns left="" pids i
 	for ns in $(ctr_ namespaces ls -q 2>/dev/null); do
@@ -357,6 +357,9 @@ containerd_leak_check() {
 		sleep 0.1
 	done
 	assert_eq "leak: no shim process left" "" "$pids"
+	# containerd itself mounts nothing while no task exists: the host has
+	# the mounts it had at leak_begin (lib.sh), before containerd_start.
+	assert_mounts_unchanged "leak: no mount left (snapshots, rootfs, netns)"
 	if shim_is_sdpod; then
 		assert_eq "leak: no sdpod pod left" "" "$(sd list --no-legend 2>&1)"
 	fi

@@ -54,10 +54,12 @@ assert_match "PodSandboxStatus: an address of sdpod's default network" '^10\.77\
 assert_file_exists "$LEASES/$IP"
 cri_call L ListPodSandbox '{}'
 assert_jq "ListPodSandbox: the sandbox" "$L" '[.items[].id]' "[\"$SB\"]"
+POD=
 if shim_is_sdpod; then
 	pods=$(sd list --no-legend 2>&1)
 	assert_eq "sdpod list: one pod for the sandbox" 1 "$(grep -c . <<<"$pods")"
 	assert_contains "sdpod list: it runs" "$pods" running
+	POD=$(awk 'NR == 1 { print $1 }' <<<"$pods")
 fi
 
 # --- two containers: one serves, the other reaches it on localhost ---
@@ -151,6 +153,7 @@ cri_call _ RemovePodSandbox "{\"pod_sandbox_id\": \"$SB\"}"
 cri_call L ListPodSandbox '{}'
 assert_jq "RemovePodSandbox: no sandbox left" "$L" '.items | length' 0
 assert_eq "no NAT or filter rule names the sandbox's address" "" "$(iptables-save 2>/dev/null | grep -F -- "$IP/" || true)"
+[ -z "$POD" ] || no_pod_procs "$POD"
 assert_eq "no CNI cache entry of the sandbox" "" "$(ls -d /var/lib/cni/results/*"$SB"* 2>/dev/null || true)"
 containerd_leak_check
 

@@ -73,10 +73,12 @@ for p in $(ctd_shim_pids); do
 	shim_env+=$({ tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null || true)
 done
 assert_contains "containerd hands SDPOD_DIR on to the shim" "$shim_env" "SDPOD_DIR=$DATA"
+POD=
 if shim_is_sdpod; then
 	pods=$(sd list --no-legend 2>&1)
 	assert_eq "sdpod list: one pod for the task" 1 "$(grep -c . <<<"$pods")"
 	assert_contains "sdpod list: it runs" "$pods" running
+	POD=$(awk 'NR == 1 { print $1 }' <<<"$pods")
 fi
 wait_until 10 ctr_ task exec --exec-id probe t-bg /bin/cat /tmp/marker || true
 assert_exit 0 ctr_ task exec --exec-id e1 t-bg /bin/cat /tmp/marker
@@ -105,6 +107,8 @@ assert_exit 0 ctr_ task kill -s SIGTERM t-bg
 wait_for "ctr task kill: the task stops" 20 task_is t-bg STOPPED
 assert_exit 0 ctr_ task delete t-bg
 assert_exit 0 ctr_ container rm t-bg
+[ -z "$pid" ] || assert_file_absent "/proc/$pid"
+[ -z "$POD" ] || no_pod_procs "$POD"
 containerd_leak_check
 
 # kill with SIGKILL, delete -f of a running task.
