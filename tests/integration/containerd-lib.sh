@@ -178,9 +178,13 @@ containerd_start() {
 	echo "# containerd $(containerd --version | awk '{print $3}'), pid $CTD_PID, $(_show_cmd "$CTD_SOCK")"
 }
 
-# ctr_ ARGS: ctr on the test's containerd, namespace $CTR_NS.
+# ctr_ ARGS: ctr on the test's containerd, namespace $CTR_NS, killed after
+# $CTD_CALL_TIMEOUT seconds (exit 137): a shim that hangs must not take
+# the test's whole time (meson's timeout) one call after the other; what
+# the killed call left is then a leak the next check reports.
+CTD_CALL_TIMEOUT=${CTD_CALL_TIMEOUT:-30}
 ctr_() {
-	ctr --address "$CTD_SOCK" --namespace "$CTR_NS" "$@"
+	timeout -s KILL "$CTD_CALL_TIMEOUT" ctr --address "$CTD_SOCK" --namespace "$CTR_NS" "$@"
 }
 
 # _ctd_purge: every task, container and CRI sandbox of every namespace
@@ -306,8 +310,9 @@ cri_setup() {
 }
 
 # cri METHOD [JSON]: the CRI client on this containerd (see cri-client.py).
+# Each call times out after $CTD_CALL_TIMEOUT seconds (DEADLINE_EXCEEDED).
 cri() {
-	"$CRI_PY" "$CRI_CLIENT" --socket "$CTD_SOCK" --gen "$CRI_GEN" "$@"
+	"$CRI_PY" "$CRI_CLIENT" --socket "$CTD_SOCK" --gen "$CRI_GEN" --timeout "$CTD_CALL_TIMEOUT" "$@"
 }
 
 # cri_call VAR METHOD JSON: a call that must succeed (a failed check

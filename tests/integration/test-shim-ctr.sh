@@ -149,7 +149,7 @@ containerd_leak_check
 # A terminal (ctr -t needs one: script gives it a pseudo-terminal). runc
 # supports it; sdpod's shim either does, or refuses it clearly.
 rc=0
-script -qec "ctr --address '$CTD_SOCK' --namespace '$CTR_NS' run --rm -t --runtime '$SHIM_RUNTIME' '$CTD_BUSYBOX' t-tty /bin/sh -c 'test -t 0 && echo on-a-tty'" \
+timeout -s KILL 60 script -qec "ctr --address '$CTD_SOCK' --namespace '$CTR_NS' run --rm -t --runtime '$SHIM_RUNTIME' '$CTD_BUSYBOX' t-tty /bin/sh -c 'test -t 0 && echo on-a-tty'" \
 	"$T/tty.typescript" </dev/null >"$T/tty.out" 2>&1 || rc=$?
 tty_out=$(tr -d '\r' <"$T/tty.out")
 if [ "$rc" = 0 ]; then
