@@ -39,6 +39,15 @@
 #   * containerd_leak_check: no shim, no task, no sandbox, no mount, no
 #     pod of sdpod's left.
 #
+# Environment (all optional):
+#   SHIM_RUNTIME      io.containerd.sdpod.v1 (default) or io.containerd.runc.v2
+#   SHIM_BIN          sdpod's shim (default: containerd-shim-sdpod-v1 beside
+#                     $SDPOD_BIN); its directory comes first in containerd's PATH
+#   CTD_CALL_TIMEOUT  seconds after which a ctr or CRI call is given up (30)
+#   CTD_LOG_LEVEL     containerd's log level (info; "debug" shows the shim calls)
+#   CRI_PY            the python3 with grpc (default /usr/bin/python3: Debian's
+#                     python3-grpcio is not in another python's path)
+#
 # Conventions: containerd_start starts a background process of this shell:
 # call it from the test's own shell, never in $(...).
 
