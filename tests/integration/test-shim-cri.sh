@@ -59,7 +59,9 @@ if shim_is_sdpod; then
 	pods=$(sd list --no-legend 2>&1)
 	assert_eq "sdpod list: one pod for the sandbox" 1 "$(grep -c . <<<"$pods")"
 	assert_contains "sdpod list: it runs" "$pods" running
-	POD=$(awk 'NR == 1 { print $1 }' <<<"$pods")
+	# Its whole UUID (the listing shortens it).
+	POD=$(sd list --format=json 2>/dev/null | jq -r 'if length == 1 then .[0].uuid else empty end' 2>/dev/null || true)
+	assert_match "sdpod list: the sandbox's pod" '^[0-9a-f-]{36}$' "$POD"
 fi
 
 # --- two containers: one serves, the other reaches it on localhost ---

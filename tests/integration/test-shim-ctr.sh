@@ -78,7 +78,11 @@ if shim_is_sdpod; then
 	pods=$(sd list --no-legend 2>&1)
 	assert_eq "sdpod list: one pod for the task" 1 "$(grep -c . <<<"$pods")"
 	assert_contains "sdpod list: it runs" "$pods" running
-	POD=$(awk 'NR == 1 { print $1 }' <<<"$pods")
+	# The pod's whole UUID (the listing shortens it): the one named after
+	# the task, or the only one.
+	POD=$(sd list --format=json 2>/dev/null | jq -r '([.[] | select(.name == "t-bg")] | if length == 1 then . else empty end)
+		// (if length == 1 then . else empty end) | .[0].uuid' 2>/dev/null || true)
+	assert_match "sdpod list: the task's pod" '^[0-9a-f-]{36}$' "$POD"
 fi
 wait_until 10 ctr_ task exec --exec-id probe t-bg /bin/cat /tmp/marker || true
 assert_exit 0 ctr_ task exec --exec-id e1 t-bg /bin/cat /tmp/marker
