@@ -69,7 +69,8 @@ static const char usage[] =
         "  -v, --version           show the version\n"
         "\n"
         "Environment: SDPOD_DIR, the data directory (default " SDPOD_DEFAULT_DIR ");\n"
-        "SDPOD_STAGE1, the stage1 image, as for sdpod.\n";
+        "SDPOD_STAGE1, the stage1 image, as for sdpod; SDPOD_SHIM_LOG, a file for the\n"
+        "shim's messages instead of containerd's log; SDPOD_SHIM_DEBUG, more of them.\n";
 
 typedef struct ShimOptions {
         const char *namespace, *address, *publish_binary, *id, *bundle;
@@ -78,6 +79,12 @@ typedef struct ShimOptions {
 } ShimOptions;
 
 static const char *program = "containerd-shim-sdpod-v1";
+
+/* containerd copies the shim's stderr (the bundle's "log" FIFO) into its
+ * own log, each line as it comes. */
+static void warn_to_stderr(const char *message) {
+        fprintf(stderr, "%s[%d]: %s\n", program, (int) getpid(), message);
+}
 
 static int die(const char *what, const Error *e) {
         fprintf(stderr, "%s %s: %s\n", program, what, e && e->msg ? e->msg : "out of memory");
@@ -262,7 +269,9 @@ static int verb_start(const ShimOptions *o) {
                          * when containerd reads it. */
                         setsid();
                         int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-                        int log = openat(bundle_fd, "log", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+                        const char *log_path = getenv("SDPOD_SHIM_LOG");
+                        int log = log_path && *log_path ? open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)
+                                                        : openat(bundle_fd, "log", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
                         if (log >= 0)
                                 fcntl(log, F_SETFL, 0);
                         dup2(devnull, STDIN_FILENO);
@@ -332,6 +341,7 @@ static int verb_delete(const ShimOptions *o) {
 
 int main(int argc, char **argv) {
         ShimOptions o = {};
+        warn_set_handler(warn_to_stderr);
         int r = parse_options(argc, argv, &o);
         if (r >= 0)
                 return r;

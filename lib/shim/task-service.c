@@ -747,6 +747,7 @@ static int on_kill(TtrpcCall *c, const uint8_t *payload, size_t size, void *user
                 return ttrpc_call_fail(c, GRPC_INVALID_ARGUMENT, "Kill: not a KillRequest");
         Error *e = NULL;
         int r = 0;
+        debug_log("kill %s %s %u%s", req->id, req->exec_id, req->signal, req->all ? " all" : "");
         Proc *p = lookup(s, c, req->id, req->exec_id);
         if (p) {
                 if (req->signal == 0 || req->signal >= _NSIG)
@@ -901,6 +902,7 @@ static int on_delete(TtrpcCall *c, const uint8_t *payload, size_t size, void *us
                 return ttrpc_call_fail(c, GRPC_INVALID_ARGUMENT, "Delete: not a DeleteRequest");
         Error *e = NULL;
         int r = 0;
+        debug_log("delete %s %s", req->id, req->exec_id);
         Proc *p = lookup(s, c, req->id, req->exec_id);
         containerd__task__v2__delete_request__free_unpacked(req, NULL);
         if (!p)
@@ -1044,6 +1046,12 @@ int task_service_new(sd_event *e, TtrpcServer *server, const TaskServiceConfig *
 TaskService *task_service_free(TaskService *s) {
         if (!s)
                 return NULL;
+        /* The last events (a TaskExit, a TaskDelete) still go out before
+         * the shim ends: containerd waits for them. */
+        int dropped = shim_publisher_flush(&s->publisher, 10 * 1000000ULL);
+        if (dropped > 0)
+                warn("%d events could not be published", dropped);
+        shim_publisher_done(&s->publisher);
         for (size_t i = 0; i < s->n_tasks; i++)
                 task_free(s->tasks[i]);
         free(s->tasks);
