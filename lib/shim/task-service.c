@@ -259,9 +259,11 @@ static int on_poll(sd_event_source *es, uint64_t usec, void *userdata) {
         for (size_t i = 0; i < s->n_tasks; i++)
                 if (s->tasks[i]->init.status == PROC_RUNNING)
                         task_poll(s->tasks[i]);
-        if (any_running(s))
-                return sd_event_source_set_time(es, usec + SHIM_POLL_USEC);
-        return sd_event_source_set_enabled(es, SD_EVENT_OFF);
+        /* A time source is one-shot: it is armed again while a task runs. */
+        if (!any_running(s))
+                return 0;
+        int r = sd_event_source_set_time(es, usec + SHIM_POLL_USEC);
+        return r < 0 ? r : sd_event_source_set_enabled(es, SD_EVENT_ONESHOT);
 }
 
 static void poll_start(TaskService *s) {
@@ -273,7 +275,7 @@ static void poll_start(TaskService *s) {
                 return;
         }
         sd_event_source_set_time(s->poll, now + SHIM_POLL_USEC);
-        sd_event_source_set_enabled(s->poll, SD_EVENT_ON);
+        sd_event_source_set_enabled(s->poll, SD_EVENT_ONESHOT);
 }
 
 static int exit_status_of(const siginfo_t *si) {
