@@ -73,6 +73,10 @@ struct Task {
         TaskKind kind;
         ShimTarget target;              /* the pod, and the app for CONTAINER and PLAIN */
         bool rootfs_mounted;
+        /* Its process's identity and working directory: an exec gets the
+         * app's, and one that asks for others is refused. */
+        uint32_t uid, gid;
+        char *cwd;
         Proc init;
         Proc **execs;
         size_t n_execs;
@@ -139,6 +143,7 @@ static Task *task_free(Task *t) {
         free(t->execs);
         sd_event_source_disable_unref(t->stopper_source);
         shim_target_done(&t->target);
+        free(t->cwd);
         free(t->id);
         free(t->bundle);
         free(t);
@@ -421,6 +426,12 @@ static int task_create(TaskService *s, Task *t, const Containerd__Task__V2__Crea
         int r = oci_spec_read_at(bundle_fd, &spec, err);
         if (r < 0)
                 return r;
+        if (spec->have_process) {
+                t->uid = spec->process.uid;
+                t->gid = spec->process.gid;
+                if (!(t->cwd = strdup(spec->process.cwd ? spec->process.cwd : "/")))
+                        return error_sys(err, -ENOMEM, "task %s", t->id);
+        }
         const char *sandbox_id = NULL;
         switch (oci_spec_task_kind(spec, &sandbox_id)) {
         case OCI_TASK_SANDBOX:
@@ -774,11 +785,13 @@ static int on_kill(TtrpcCall *c, const uint8_t *payload, size_t size, void *user
 
 /* --- Exec -------------------------------------------------------------- */
 
-/* The command of an exec: an OCI runtime-spec Process, as JSON. Only its
- * args are taken: the command runs as the app's user, in its working
- * directory, with its environment and confinement (podapp exec), which is
- * what the CRI asks for (ExecSync copies the container's process). */
-static int exec_argv(const ProtobufCBinaryData *spec, char ***ret, Error **err) {
+/* The command of an exec: an OCI runtime-spec Process, as JSON. Its args
+ * are taken; the command runs as the app's user, in its working directory,
+ * with its environment and confinement (podapp exec), which is what the
+ * CRI asks for (ExecSync copies the container's process). Another user or
+ * working directory (ctr task exec --user, --cwd) is refused, not
+ * ignored. */
+static int exec_argv(const Task *t, const ProtobufCBinaryData *spec, char ***ret, Error **err) {
         if (spec->len > OCI_SPEC_MAX)
                 return error_set(err, -EINVAL, "exec: the process spec is too large");
         _cleanup_free_ char *text = strndup((const char *) spec->data, spec->len);
@@ -794,6 +807,16 @@ static int exec_argv(const ProtobufCBinaryData *spec, char ***ret, Error **err) 
                 r = error_set(err, -EINVAL, "exec: the process spec has no args");
         else if (json_object_object_get_ex(o, "terminal", &term) && json_object_get_boolean(term))
                 r = error_set(err, -EOPNOTSUPP, "exec: a terminal is not supported (containerd-shim-sdpod-v1(8))");
+        struct json_object *user = NULL, *uid = NULL, *gid = NULL, *cwd = NULL;
+        if (r >= 0 && json_object_object_get_ex(o, "user", &user) &&
+            ((json_object_object_get_ex(user, "uid", &uid) && json_object_get_int64(uid) != (int64_t) t->uid) ||
+             (json_object_object_get_ex(user, "gid", &gid) && json_object_get_int64(gid) != (int64_t) t->gid)))
+                r = error_set(err, -EOPNOTSUPP, "exec: another user than the container's (%u:%u) is not supported",
+                              t->uid, t->gid);
+        if (r >= 0 && t->cwd && json_object_object_get_ex(o, "cwd", &cwd) &&
+            !streq(json_object_get_string(cwd) ?: "", t->cwd))
+                r = error_set(err, -EOPNOTSUPP, "exec: another working directory than the container's (%s) is not supported",
+                              t->cwd);
         char **argv = NULL;
         for (size_t i = 0; r >= 0 && i < json_object_array_length(args); i++) {
                 struct json_object *a = json_object_array_get_idx(args, i);
@@ -836,7 +859,7 @@ static int on_exec(TtrpcCall *c, const uint8_t *payload, size_t size, void *user
                 p->task = t;
                 p->status = PROC_CREATED;
                 if ((r = proc_set_stdio(p, req->stdin, req->stdout, req->stderr, &e)) >= 0)
-                        r = exec_argv(&req->spec->value, &p->argv, &e);
+                        r = exec_argv(t, &req->spec->value, &p->argv, &e);
         }
         Proc **ps = r >= 0 ? reallocarray(t->execs, t->n_execs + 1, sizeof(Proc *)) : NULL;
         if (r >= 0 && !ps)

@@ -103,8 +103,11 @@ cri_call _ StartContainer "{\"container_id\": \"$CLIENT\"}"
 wait_for "the client container ends" 30 container_is "$CLIENT" CONTAINER_EXITED || true
 cri_call CS ContainerStatus "{\"container_id\": \"$CLIENT\"}"
 assert_jq "ContainerStatus: exit code 7 (it reached the web container on localhost)" "$CS" .status.exit_code 7
-assert_jq "ContainerStatus: started, then finished" "$CS" \
-	'(.status.started_at | tonumber) > 0 and (.status.finished_at | tonumber) >= (.status.started_at | tonumber)' true
+# Both times are there. Their order is not checked: containerd 1.6 stamps
+# started_at itself once the start returned, and a container that ends at
+# once may have finished a moment before that (seen with runc's shim too).
+assert_jq "ContainerStatus: started and finished times" "$CS" \
+	'(.status.started_at | tonumber) > 0 and (.status.finished_at | tonumber) > 0' true
 LOG="$CRI_LOGS/web-pod/client.log"
 assert_jq "ContainerStatus: the log path" "$CS" .status.log_path "\"$LOG\""
 if [ -f "$LOG" ]; then

@@ -90,8 +90,17 @@ assert_eq "ctr task exec: runs in the task's root" "marker-of-the-task" "$OUT"
 assert_exit 5 ctr_ task exec --exec-id e2 t-bg /bin/sh -c 'echo from-exec; echo err-from-exec >&2; exit 5'
 assert_eq "ctr task exec: its output" "from-exec" "$OUT"
 assert_contains "ctr task exec: its stderr" "$ERR" "err-from-exec"
-assert_exit 0 ctr_ task exec --exec-id e3 --user 0 --cwd /etc t-bg /bin/sh -c 'echo "$(id -u) $PWD"'
-assert_eq "ctr task exec: --user and --cwd" "0 /etc" "$OUT"
+if shim_is_sdpod; then
+	# An exec runs as its app does (podapp exec): another identity or
+	# working directory is refused, never silently dropped.
+	assert_exit 1 ctr_ task exec --exec-id e3 --user 0 --cwd /etc t-bg /bin/sh -c 'echo "$(id -u) $PWD"'
+	assert_contains "ctr task exec --user: refused, saying why" "$ERR" "another user than the container's"
+	assert_exit 1 ctr_ task exec --exec-id e3b --cwd /etc t-bg /bin/sh -c 'echo "$(id -u) $PWD"'
+	assert_contains "ctr task exec --cwd: refused, saying why" "$ERR" "another working directory"
+else
+	assert_exit 0 ctr_ task exec --exec-id e3 --user 0 --cwd /etc t-bg /bin/sh -c 'echo "$(id -u) $PWD"'
+	assert_eq "ctr task exec: --user and --cwd" "0 /etc" "$OUT"
+fi
 OUT=$(echo "exec stdin" | timeout -s KILL 60 ctr --address "$CTD_SOCK" --namespace "$CTR_NS" task exec --exec-id e4 t-bg /bin/head -n 1 2>"$T/exec-stdin.err") || true
 assert_eq "ctr task exec: stdin reaches the process" "exec stdin" "$OUT"
 assert_exit '1|126|127|255' ctr_ task exec --exec-id e5 t-bg /no/such/program
