@@ -215,14 +215,18 @@ int shim_pod_stop(PodStore *ps, const char *uuid, int sig, Error **err) {
         return r < 0 ? r : 0;
 }
 
+/* Removals are done when there is nothing to remove: -ENOENT is 0. */
+static int gone_is_fine(int r, Error **err) {
+        if (r != -ENOENT)
+                return r;
+        forget_error(err);
+        return 0;
+}
+
 int shim_pod_remove(PodStore *ps, const char *uuid, Error **err) {
         _cleanup_pod_ Pod *p = NULL;
-        int r = pod_lookup(ps, uuid, &p, err);
-        if (r == -ENOENT) {
-                forget_error(err);
-                return 0;
-        }
-        if (r < 0)
+        int r = gone_is_fine(pod_lookup(ps, uuid, &p, err), err);
+        if (r < 0 || !p)
                 return r;
         if (p->state == POD_STATE_RUNNING) {
                 if ((r = pod_stop(ps, p, true, 0, err)) < 0)
@@ -283,20 +287,10 @@ int shim_app_exit(PodStore *ps, const char *uuid, const char *app, ShimExit *ret
 
 int shim_app_remove(PodStore *ps, const char *uuid, const char *app, Error **err) {
         _cleanup_pod_ Pod *p = NULL;
-        int r = pod_lookup(ps, uuid, &p, err);
-        if (r == -ENOENT) {
-                forget_error(err);
-                return 0;
-        }
-        if (r < 0)
-                return r;
-        if (p->state != POD_STATE_RUNNING)
-                return 0;       /* what it had goes with the pod */
-        r = pod_app_rm(ps, p, app, 0, err);
-        if (r == -ENOENT) {
-                forget_error(err);
-                return 0;
-        }
+        int r = gone_is_fine(pod_lookup(ps, uuid, &p, err), err);
+        if (r < 0 || !p || p->state != POD_STATE_RUNNING)
+                return r;       /* not running: what it had goes with the pod */
+        r = gone_is_fine(pod_app_rm(ps, p, app, 0, err), err);
         return r < 0 ? r : 0;
 }
 
