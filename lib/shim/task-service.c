@@ -794,9 +794,14 @@ static int on_kill(TtrpcCall *c, const uint8_t *payload, size_t size, void *user
 static int exec_argv(const Task *t, const ProtobufCBinaryData *spec, char ***ret, Error **err) {
         if (spec->len > OCI_SPEC_MAX)
                 return error_set(err, -EINVAL, "exec: the process spec is too large");
-        _cleanup_free_ char *text = strndup((const char *) spec->data, spec->len);
+        /* Not a C string: containerd's bytes, of their own length (strndup
+         * would look one byte past them for a NUL). */
+        _cleanup_free_ char *text = malloc(spec->len + 1);
         if (!text)
                 return error_sys(err, -ENOMEM, "exec");
+        if (spec->len)
+                memcpy(text, spec->data, spec->len);
+        text[spec->len] = 0;
         struct json_tokener *tok = json_tokener_new_ex(64);
         struct json_object *o = tok ? json_tokener_parse_ex(tok, text, (int) spec->len) : NULL;
         json_tokener_free(tok);
