@@ -6,6 +6,7 @@
 
 #include "basic/fs.h"
 #include "basic/strv.h"
+#include "basic/utf8.h"
 #include "unit/app-unit.h"
 #include "unit/rootfs-lookup.h"
 
@@ -44,55 +45,6 @@ int pod_graph_from_manifest(const PodManifest *m, PodGraph *ret, Error **err) {
         return 0;
 }
 
-bool utf8_is_valid(const char *s) {
-        const unsigned char *p = (const unsigned char *) s;
-        while (*p) {
-                unsigned char c = *p;
-                size_t n;
-                uint32_t cp;
-                if (c < 0x80) {
-                        p++;
-                        continue;
-                } else if (c >= 0xc2 && c <= 0xdf) {
-                        n = 1;
-                        cp = c & 0x1f;
-                } else if (c >= 0xe0 && c <= 0xef) {
-                        n = 2;
-                        cp = c & 0x0f;
-                } else if (c >= 0xf0 && c <= 0xf4) {
-                        n = 3;
-                        cp = c & 0x07;
-                } else
-                        return false;
-                for (size_t i = 1; i <= n; i++) {
-                        if ((p[i] & 0xc0) != 0x80)
-                                return false;
-                        cp = (cp << 6) | (p[i] & 0x3f);
-                }
-                /* overlong forms, UTF-16 surrogates, beyond U+10FFFF */
-                if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || (cp >= 0xd800 && cp <= 0xdfff) ||
-                    cp > 0x10ffff)
-                        return false;
-                p += n + 1;
-        }
-        return true;
-}
-
-/* The length of the valid UTF-8 sequence at p, or 0. */
-static size_t utf8_sequence_length(const char *p) {
-        unsigned char c = (unsigned char) *p;
-        size_t n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
-        if (n == 0)
-                return 0;
-        char buf[5] = {};
-        for (size_t i = 0; i < n; i++) {
-                if (!p[i])
-                        return 0;
-                buf[i] = p[i];
-        }
-        return utf8_is_valid(buf) ? n : 0;
-}
-
 /* Characters that need neither quotes nor escapes in a word of a command
  * line; '%' and '$' are doubled wherever they stand. */
 static bool char_is_plain(char c) {
@@ -128,7 +80,7 @@ char *unit_quote_word(const char *s, bool exec_arg) {
                         fprintf(f, "\\x%02x", c);
                 else if (c < 0x80)
                         fputc(c, f);
-                else if ((n = utf8_sequence_length(p)) > 0) {
+                else if ((n = utf8_char_length(p, strnlen(p, 4))) > 0) {
                         fwrite(p, 1, n, f);     /* unit files are UTF-8: kept readable */
                         p += n - 1;
                 } else

@@ -5,6 +5,7 @@
 
 #include "basic/strv.h"
 #include "basic/time-util.h"
+#include "basic/utf8.h"
 #include "manifest/app-args.h"
 #include "manifest/pod-manifest.h"
 #include "manifest/pod-net.h"

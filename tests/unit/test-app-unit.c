@@ -5,6 +5,7 @@
 #include "basic/fs.h"
 #include "basic/json-util.h"
 #include "basic/strv.h"
+#include "basic/utf8.h"
 #include "tests.h"
 #include "unit/app-isolators.h"
 #include "unit/app-unit.h"
