@@ -1,33 +1,246 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <string.h>
+
 #include "basic/json-util.h"
+#include "basic/utf8.h"
 
 static void json_tokener_freep(struct json_tokener **t) {
         if (*t)
                 json_tokener_free(*t);
 }
 
+/* RFC 8259, checked on the bytes before json-c sees them. json-c's tokener,
+ * even with JSON_TOKENER_STRICT, takes what is not JSON ("1.", "-01", NaN,
+ * Infinity, raw control characters in strings, unpaired surrogates, which it
+ * turns into U+FFFD) and keeps the raw text of numbers, so a document could
+ * read one way here and another way in the next program, or change on its
+ * way through us (a fuzzer found "09e" written back as "09"). Untrusted
+ * input is JSON exactly, or refused. Two more refusals of our own: a NUL
+ * anywhere (as a byte or as \u0000: our strings are C strings, and a name
+ * cut at a NUL would differ from the name another reader sees), and nesting
+ * deeper than json-c's own limit. */
+#define JSON_DEPTH_MAX 32
+
+typedef struct JsonCheck {
+        const unsigned char *p, *end, *start;
+        const char *why;
+} JsonCheck;
+
+static bool json_fail(JsonCheck *c, const char *why) {
+        c->why = why;
+        return false;
+}
+
+static void json_skip_space(JsonCheck *c) {
+        while (c->p < c->end && (*c->p == ' ' || *c->p == '\t' || *c->p == '\n' || *c->p == '\r'))
+                c->p++;
+}
+
+static bool json_digits(JsonCheck *c) {
+        const unsigned char *s = c->p;
+        while (c->p < c->end && *c->p >= '0' && *c->p <= '9')
+                c->p++;
+        return c->p > s;
+}
+
+static bool json_check_number(JsonCheck *c) {
+        if (c->p < c->end && *c->p == '-')
+                c->p++;
+        if (c->p < c->end && *c->p == '0') {
+                c->p++;
+                if (c->p < c->end && *c->p >= '0' && *c->p <= '9')
+                        return json_fail(c, "a number with a leading zero");
+        } else if (!json_digits(c))
+                return json_fail(c, "not a number");
+        if (c->p < c->end && *c->p == '.') {
+                c->p++;
+                if (!json_digits(c))
+                        return json_fail(c, "no digit after a decimal point");
+        }
+        if (c->p < c->end && (*c->p == 'e' || *c->p == 'E')) {
+                c->p++;
+                if (c->p < c->end && (*c->p == '+' || *c->p == '-'))
+                        c->p++;
+                if (!json_digits(c))
+                        return json_fail(c, "no digit in an exponent");
+        }
+        return true;
+}
+
+static int json_hex4(const unsigned char *s) {
+        int v = 0;
+        for (int i = 0; i < 4; i++) {
+                int d = s[i] >= '0' && s[i] <= '9'   ? s[i] - '0'
+                        : s[i] >= 'a' && s[i] <= 'f' ? s[i] - 'a' + 10
+                        : s[i] >= 'A' && s[i] <= 'F' ? s[i] - 'A' + 10
+                                                     : -1;
+                if (d < 0)
+                        return -1;
+                v = v * 16 + d;
+        }
+        return v;
+}
+
+static bool json_check_string(JsonCheck *c) {
+        c->p++; /* the opening quote */
+        while (c->p < c->end && *c->p != '"') {
+                if (*c->p < 0x20)
+                        return json_fail(c, *c->p == 0 ? "a NUL" : "a control character in a string");
+                if (*c->p >= 0x80) {
+                        size_t n = utf8_char_length((const char *) c->p, (size_t) (c->end - c->p));
+                        if (n == 0)
+                                return json_fail(c, "not UTF-8");
+                        c->p += n;
+                        continue;
+                }
+                if (*c->p++ != '\\')
+                        continue;
+                if (c->p >= c->end)
+                        break;
+                if (strchr("\"\\/bfnrt", *c->p) && *c->p) {
+                        c->p++;
+                        continue;
+                }
+                if (*c->p != 'u' || c->end - c->p < 5)
+                        return json_fail(c, "an invalid escape in a string");
+                int u = json_hex4(c->p + 1);
+                if (u < 0)
+                        return json_fail(c, "an invalid \\u escape");
+                if (u == 0)
+                        return json_fail(c, "a NUL (\\u0000) in a string");
+                c->p += 5;
+                if (u >= 0xDC00 && u <= 0xDFFF)
+                        return json_fail(c, "an unpaired surrogate in a string");
+                if (u >= 0xD800 && u <= 0xDBFF) {
+                        int l = c->end - c->p >= 6 && c->p[0] == '\\' && c->p[1] == 'u' ? json_hex4(c->p + 2) : -1;
+                        if (l < 0xDC00 || l > 0xDFFF)
+                                return json_fail(c, "an unpaired surrogate in a string");
+                        c->p += 6;
+                }
+        }
+        if (c->p >= c->end)
+                return json_fail(c, "an unterminated string");
+        c->p++;
+        return true;
+}
+
+static bool json_check_value(JsonCheck *c, unsigned depth);
+
+/* An object's or an array's members, after its opening bracket. */
+static bool json_check_members(JsonCheck *c, unsigned depth, bool object) {
+        char close = object ? '}' : ']';
+        c->p++;
+        json_skip_space(c);
+        if (c->p < c->end && *c->p == close) {
+                c->p++;
+                return true;
+        }
+        for (;;) {
+                if (object) {
+                        if (c->p >= c->end || *c->p != '"')
+                                return json_fail(c, "a field name expected");
+                        if (!json_check_string(c))
+                                return false;
+                        json_skip_space(c);
+                        if (c->p >= c->end || *c->p != ':')
+                                return json_fail(c, "':' expected");
+                        c->p++;
+                }
+                if (!json_check_value(c, depth + 1))
+                        return false;
+                if (c->p < c->end && *c->p == close) {
+                        c->p++;
+                        return true;
+                }
+                if (c->p >= c->end || *c->p != ',')
+                        return json_fail(c, object ? "',' or '}' expected" : "',' or ']' expected");
+                c->p++;
+                json_skip_space(c);
+                if (c->p < c->end && *c->p == close)
+                        return json_fail(c, "a trailing comma");
+        }
+}
+
+static bool json_check_literal(JsonCheck *c, const char *word) {
+        size_t n = strlen(word);
+        if ((size_t) (c->end - c->p) < n || memcmp(c->p, word, n) != 0)
+                return json_fail(c, "not a JSON value");
+        c->p += n;
+        return true;
+}
+
+/* A value with the white space around it. */
+static bool json_check_value(JsonCheck *c, unsigned depth) {
+        if (depth > JSON_DEPTH_MAX)
+                return json_fail(c, "nested too deep");
+        json_skip_space(c);
+        if (c->p >= c->end)
+                return json_fail(c, "unexpected end of input");
+        bool ok;
+        switch (*c->p) {
+        case '{':
+        case '[':
+                ok = json_check_members(c, depth, *c->p == '{');
+                break;
+        case '"':
+                ok = json_check_string(c);
+                break;
+        case 't':
+                ok = json_check_literal(c, "true");
+                break;
+        case 'f':
+                ok = json_check_literal(c, "false");
+                break;
+        case 'n':
+                ok = json_check_literal(c, "null");
+                break;
+        case 0:
+                ok = json_fail(c, "a NUL");
+                break;
+        default:
+                ok = (*c->p == '-' || (*c->p >= '0' && *c->p <= '9')) ? json_check_number(c)
+                                                                       : json_fail(c, "not a JSON value");
+        }
+        if (ok)
+                json_skip_space(c);
+        return ok;
+}
+
+int json_check_syntax(const char *data, size_t size, const char *what, Error **err) {
+        JsonCheck c = { .p = (const unsigned char *) data, .end = (const unsigned char *) data + size,
+                        .start = (const unsigned char *) data };
+        if (json_check_value(&c, 1) && c.p < c.end)
+                json_fail(&c, *c.p ? "trailing data" : "a NUL");
+        if (!c.why)
+                return 0;
+        return error_set(err, -EBADMSG, "%s: not valid JSON: %s (at byte %zu)", what, c.why, (size_t) (c.p - c.start));
+}
+
 int json_parse(const char *data, size_t size, const char *what, struct json_object **ret, Error **err) {
-        _cleanup_(json_tokener_freep) struct json_tokener *tok = json_tokener_new();
-        if (!tok)
-                return error_sys(err, -ENOMEM, "%s", what);
         if (size > INT32_MAX)
                 return error_set(err, -EFBIG, "%s: too large", what);
-
+        int r = json_check_syntax(data, size, what, err);
+        if (r < 0)
+                return r;
+        _cleanup_(json_tokener_freep) struct json_tokener *tok = json_tokener_new_ex(JSON_DEPTH_MAX + 1);
+        if (!tok)
+                return error_sys(err, -ENOMEM, "%s", what);
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
         struct json_object *o = json_tokener_parse_ex(tok, data, (int) size);
         enum json_tokener_error e = json_tokener_get_error(tok);
-        if (!o && e == json_tokener_continue)
-                return error_set(err, -EBADMSG, "%s: not valid JSON: unexpected end of input", what);
-        if (!o && e != json_tokener_success)
+        /* What the check above passed, json-c takes: anything else is a
+         * disagreement between the two, refused all the same. */
+        size_t end = json_tokener_get_parse_end(tok);
+        while (end < size && strchr(" \t\r\n", data[end]))
+                end++;
+        if (!o || e != json_tokener_success || end != size) {
+                json_object_put(o);
                 return error_set(err, -EBADMSG, "%s: not valid JSON: %s (at byte %zu)", what,
-                                 json_tokener_error_desc(e), json_tokener_get_parse_end(tok));
-        if (!o)
-                return error_set(err, -EBADMSG, "%s: not valid JSON: null document", what);
-        /* Trailing garbage after the document is refused too. */
-        for (size_t i = json_tokener_get_parse_end(tok); i < size; i++)
-                if (!strchr(" \t\r\n", data[i]) && data[i] != 0) {
-                        json_object_put(o);
-                        return error_set(err, -EBADMSG, "%s: not valid JSON: trailing data at byte %zu", what, i);
-                }
+                                 !o && e == json_tokener_success ? "null document"
+                                 : e == json_tokener_continue    ? "unexpected end of input"
+                                                                 : json_tokener_error_desc(e),
+                                 json_tokener_get_parse_end(tok));
+        }
         *ret = o;
         return 0;
 }

@@ -14,7 +14,15 @@ static inline void json_object_putp(struct json_object **o) {
 }
 #define _cleanup_json_ _cleanup_(json_object_putp)
 
-/* Parses one JSON document; "what" names it in errors (a file, a digest). */
+/* Whether data is one JSON document (RFC 8259) exactly: no number, escape
+ * or literal that is not JSON, no comment, no trailing comma, valid UTF-8,
+ * no unpaired surrogate, no NUL (not even as \u0000), at most 32 levels
+ * deep. "what" names it in errors, with the byte where it went wrong. */
+int json_check_syntax(const char *data, size_t size, const char *what, Error **err);
+
+/* Parses one JSON document, checked as above first: every parser of
+ * untrusted JSON goes through here. "what" names it in errors (a file, a
+ * digest). */
 int json_parse(const char *data, size_t size, const char *what, struct json_object **ret, Error **err);
 
 /* Typed field access. A missing required field or a field of the wrong type

@@ -55,42 +55,12 @@ const char *signature_policy_path(const SignaturePolicy *p) {
 
 /* ---- the signed content ---------------------------------------------- */
 
-static void json_tokener_freep(struct json_tokener **t) {
-        if (*t)
-                json_tokener_free(*t);
-}
-
-/* Signed content is read as strictly as the signer's JSON library writes
- * it: no comments, no trailing commas, valid UTF-8 (and no single quotes:
- * json_check_duplicate_keys()). */
-static int json_parse_strict(const char *data, size_t size, const char *what, struct json_object **ret, Error **err) {
-        _cleanup_(json_tokener_freep) struct json_tokener *tok = json_tokener_new();
-        if (!tok)
-                return error_sys(err, -ENOMEM, "%s", what);
-        json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-        struct json_object *o = json_tokener_parse_ex(tok, data, (int) size);
-        enum json_tokener_error e = json_tokener_get_error(tok);
-        if (!o || e != json_tokener_success) {
-                json_object_put(o);
-                return error_set(err, -EBADMSG, "%s: not valid JSON: %s (at byte %zu)", what,
-                                 e == json_tokener_continue ? "unexpected end of input" : json_tokener_error_desc(e),
-                                 json_tokener_get_parse_end(tok));
-        }
-        for (size_t i = json_tokener_get_parse_end(tok); i < size; i++)
-                if (!strchr(" \t\r\n", data[i])) {
-                        json_object_put(o);
-                        return error_set(err, -EBADMSG, "%s: not valid JSON: trailing data at byte %zu", what, i);
-                }
-        *ret = o;
-        return 0;
-}
-
 #define JSON_KEYS_MAX 1024U
 #define JSON_DEPTH_MAX 64U
 
 /* json-c keeps the last of two equal keys of an object, another reader may
  * keep the first: a signed document that says two things is refused. The
- * text is valid strict JSON already (json_parse_strict()), so this only
+ * text is valid strict JSON already (json_parse()), so this only
  * walks its strings and brackets; keys are compared decoded. */
 static int json_check_duplicate_keys(const char *s, size_t n, const char *what, Error **err) {
         char **keys[JSON_DEPTH_MAX] = {};
@@ -203,10 +173,10 @@ static int get_exact_string(struct json_object *o, const char *field, const char
 int signature_payload_parse(const char *data, size_t size, const char *what, SignaturePayload *ret, Error **err) {
         if (size > SIGNATURE_SIZE_MAX)
                 return error_set(err, -EBADMSG, "%s: larger than %u bytes", what, SIGNATURE_SIZE_MAX);
-        if (memchr(data, 0, size))
-                return error_set(err, -EBADMSG, "%s: not JSON text (a NUL byte)", what);
+        /* json_parse() refuses a NUL anywhere: the key check below may
+         * treat the text as a C string. */
         _cleanup_json_ struct json_object *root = NULL;
-        int r = json_parse_strict(data, size, what, &root, err);
+        int r = json_parse(data, size, what, &root, err);
         if (r < 0)
                 return r;
         r = json_check_duplicate_keys(data, size, what, err);

@@ -59,8 +59,8 @@ bool app_lifecycle_annotation_is(const char *annotation) {
 
 /* A JSON array of non-empty strings, as a NULL-terminated list. */
 static int command_from_json(const char *text, char ***ret) {
-        _cleanup_json_ struct json_object *o = json_tokener_parse(text);
-        if (!o || !json_object_is_type(o, json_type_array) || json_object_array_length(o) == 0)
+        _cleanup_json_ struct json_object *o = NULL;
+        if (json_parse(text, strlen(text), "command", &o, NULL) < 0 || !json_object_is_type(o, json_type_array) || json_object_array_length(o) == 0)
                 return -EINVAL;
         size_t n = json_object_array_length(o);
         _cleanup_strv_free_ char **l = calloc(n + 1, sizeof(char *));

@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include "basic/fs.h"
+#include "basic/json-util.h"
 #include "basic/macro.h"
 #include "basic/strv.h"
 #include "basic/time-util.h"
@@ -794,17 +795,10 @@ static int on_kill(TtrpcCall *c, const uint8_t *payload, size_t size, void *user
 static int exec_argv(const Task *t, const ProtobufCBinaryData *spec, char ***ret, Error **err) {
         if (spec->len > OCI_SPEC_MAX)
                 return error_set(err, -EINVAL, "exec: the process spec is too large");
-        /* Not a C string: containerd's bytes, of their own length (strndup
-         * would look one byte past them for a NUL). */
-        _cleanup_free_ char *text = malloc(spec->len + 1);
-        if (!text)
-                return error_sys(err, -ENOMEM, "exec");
-        if (spec->len)
-                memcpy(text, spec->data, spec->len);
-        text[spec->len] = 0;
-        struct json_tokener *tok = json_tokener_new_ex(64);
-        struct json_object *o = tok ? json_tokener_parse_ex(tok, text, (int) spec->len) : NULL;
-        json_tokener_free(tok);
+        /* containerd's bytes, of their own length (not a C string). */
+        struct json_object *o = NULL;
+        if (json_parse((const char *) spec->data, spec->len, "exec: the process spec", &o, err) < 0)
+                return -EINVAL;
         struct json_object *args = NULL, *term = NULL;
         int r = 0;
         if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, "args", &args) ||

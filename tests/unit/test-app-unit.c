@@ -557,8 +557,16 @@ static void test_resolve(void) {
                              125,
                              "app.environment[0].name: \"1X\" cannot be passed by systemd (letters, digits "
                              "and '_', not starting with a digit)");
-        expect_resolve_error(rootfd, "{\"exec\": [\"/bin/sh\"], \"environment\": [{\"name\": \"X\", \"value\": \"\xff\"}]}",
-                             125, "app.environment[0].value: not UTF-8");
+        /* A value that is not UTF-8 never gets this far: a manifest is JSON,
+         * and JSON is UTF-8. */
+        static const char not_utf8[] = "{\"acKind\": \"PodManifest\", \"acVersion\": \"0.8.11\", \"apps\": [{\"name\": "
+                                        "\"a\", \"image\": {\"id\": \"" ID "\"}, \"app\": {\"exec\": [\"/bin/sh\"], "
+                                        "\"environment\": [{\"name\": \"X\", \"value\": \"\xff\"}]}}]}";
+        PodManifest *bad = NULL;
+        Error *parse_err = NULL;
+        ASSERT_EQ_INT(pod_manifest_parse(not_utf8, strlen(not_utf8), "T", &bad, &parse_err), -EBADMSG);
+        ASSERT_CONTAINS(parse_err->msg, "T: not valid JSON: not UTF-8 (at byte ");
+        error_free(parse_err);
         expect_resolve_error(rootfd, "{\"exec\": [\"/bin/sh\"], \"isolators\": [{\"name\": \"resource/cpu\", \"value\": {}}]}",
                              125, "app.isolators[0].value.limit (resource/cpu): missing");
         close(rootfd);

@@ -65,7 +65,8 @@ static void make_layout(const char *name, const char *content, Layout *ret) {
                         "{\"architecture\":\"amd64\",\"os\":\"linux\",\"config\":{\"Entrypoint\":[\"/bin/sh\"],"
                         "\"Cmd\":[\"-c\",\"cat /etc/hello\"],\"Env\":[\"A=b\"],\"WorkingDir\":\"/etc\","
                         "\"User\":\"app:staff\",\"ExposedPorts\":{\"80/tcp\":{}}},"
-                        "\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[]},\"x-content\":\"%s\"}", content) > 0);
+                        "\"rootfs\":{\"type\":\"layers\",\"diff_ids\":[]},\"x-content\":\"%.*s\"}",
+                        (int) strcspn(content, "\n"), content) > 0);
         write_blob(layout, config, strlen(config), ret->config);
 
         char *manifest = NULL;
