@@ -97,21 +97,29 @@ static struct json_object *capability_set(uint64_t caps) {
         return o;
 }
 
+/* The app's capabilities as podman, docker and runc compute them: from the
+ * default set (every capability with --cap-add=ALL), the drops taken away
+ * first (--cap-drop=ALL: all of them), then the named adds put back; so
+ * "--cap-drop=ALL --cap-add=NET_BIND_SERVICE" is exactly that one. */
 static int capabilities(const AppArgs *a, const char *app, bool host_root, struct json_object *list, Error **err) {
-        uint64_t add = 0, drop = 0;
+        const uint64_t all = (CAP_BIT(CAPABILITY_LAST) << 1) - 1;
+        uint64_t base = APP_CAPABILITIES_DEFAULT, add = 0, drop = 0;
         for (char **c = a->cap_add; c && *c; c++) {
                 int cap = capability_arg("cap-add", *c, err);
                 if (cap == -EINVAL)
                         return cap;
-                add |= cap == -2 ? (CAP_BIT(CAPABILITY_LAST) << 1) - 1 : CAP_BIT(cap);
+                if (cap == -2)
+                        base = all;
+                else
+                        add |= CAP_BIT(cap);
         }
         for (char **c = a->cap_drop; c && *c; c++) {
                 int cap = capability_arg("cap-drop", *c, err);
                 if (cap == -EINVAL)
                         return cap;
-                drop |= cap == -2 ? (CAP_BIT(CAPABILITY_LAST) << 1) - 1 : CAP_BIT(cap);
+                drop |= cap == -2 ? all : CAP_BIT(cap);
         }
-        uint64_t caps = (APP_CAPABILITIES_DEFAULT | add) & ~drop, beyond = caps & ~APP_CAPABILITIES_DEFAULT;
+        uint64_t caps = (base & ~drop) | add, beyond = caps & ~APP_CAPABILITIES_DEFAULT;
         /* The operator may widen an app's confinement (sdpod-security(7)),
          * but never without being told what it gives. */
         for (int c = 0; c <= CAPABILITY_LAST; c++)

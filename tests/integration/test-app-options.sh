@@ -81,6 +81,8 @@ assert_exit 0 sd run "${VOL[@]}" busybox --user=0 "$OUTMNT" --cap-add=net_raw,SY
 	--exec=/bin/sh -- -c "$caps" changed
 assert_contains "--cap-add names what it gives" "$ERR" "--cap-add gives it CAP_NET_RAW, beyond the default set"
 assert_exit 0 sd run "${VOL[@]}" busybox --user=0 "$OUTMNT" --cap-drop=ALL --exec=/bin/sh -- -c "$caps" none
+assert_exit 0 sd run "${VOL[@]}" busybox --user=0 "$OUTMNT" --cap-drop=ALL --cap-add=NET_BIND_SERVICE \
+	--exec=/bin/sh -- -c "$caps" only-bind
 def_bnd=$(awk '/CapBnd/ {print $2}' "$OUTDIR/default")
 bnd=$(awk '/CapBnd/ {print $2}' "$OUTDIR/changed")
 eff=$(awk '/CapEff/ {print $2}' "$OUTDIR/changed")
@@ -94,6 +96,11 @@ assert_eq "--cap-drop=CAP_CHOWN: not effective" 0 "$(cap_bit "$eff" 0)"
 assert_eq "the rest of the default set stays (CAP_KILL, 5)" 1 "$(cap_bit "$bnd" 5)"
 assert_eq "--cap-drop=ALL: nothing bounded" 0000000000000000 "$(awk '/CapBnd/ {print $2}' "$OUTDIR/none")"
 assert_eq "--cap-drop=ALL: nothing effective for root" 0000000000000000 "$(awk '/CapEff/ {print $2}' "$OUTDIR/none")"
+# Drops first, then adds, as podman, docker and runc do.
+assert_eq "--cap-drop=ALL --cap-add=NET_BIND_SERVICE: that one bounded" 0000000000000400 \
+	"$(awk '/CapBnd/ {print $2}' "$OUTDIR/only-bind")"
+assert_eq "--cap-drop=ALL --cap-add=NET_BIND_SERVICE: that one effective for root" 0000000000000400 \
+	"$(awk '/CapEff/ {print $2}' "$OUTDIR/only-bind")"
 
 # ---------------------------------------------------------------------------
 echo "# --read-only, --tmpfs: the root refuses writes, the tmpfs takes them"

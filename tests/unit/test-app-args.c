@@ -321,6 +321,36 @@ static void test_app_options(void) {
         json_object_put(isolators);
         pod_args_done(&a);
 
+        /* Drops first, then adds, as podman, docker and runc: dropping all
+         * and adding one leaves exactly that one; an add beats a drop of the
+         * same; --cap-add=ALL is every capability less the drops. */
+        ASSERT_EQ_INT(parse(&a, true, NULL, "img", "--cap-drop=ALL", "--cap-add=NET_BIND_SERVICE", "--read-only=no",
+                            NULL), 0);
+        ASSERT_EQ_INT(app_options_isolators(&a.apps[0], "x", false, &isolators, &e), 0);
+        text = json_object_to_json_string_ext(isolators, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        ASSERT_CONTAINS(text, "os/linux/capabilities-remove-set");
+        ASSERT_CONTAINS(text, "\"CAP_CHOWN\"");
+        ASSERT_CONTAINS(text, "\"CAP_KILL\"");
+        ASSERT(!strstr(text, "\"CAP_NET_BIND_SERVICE\""));
+        json_object_put(isolators);
+        pod_args_done(&a);
+        ASSERT_EQ_INT(parse(&a, true, NULL, "img", "--cap-add=chown", "--cap-drop=chown", "--read-only=no", NULL), 0);
+        ASSERT_EQ_INT(app_options_isolators(&a.apps[0], "x", false, &isolators, &e), 0);
+        ASSERT_STREQ(json_object_to_json_string_ext(isolators, JSON_C_TO_STRING_PLAIN), "[]");
+        json_object_put(isolators);
+        pod_args_done(&a);
+        ASSERT_EQ_INT(parse(&a, true, NULL, "img", "--cap-add=ALL", "--cap-drop=NET_RAW,SYS_ADMIN", "--read-only=no",
+                            NULL), 0);
+        ASSERT_EQ_INT(app_options_isolators(&a.apps[0], "x", false, &isolators, &e), 0);
+        text = json_object_to_json_string_ext(isolators, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        ASSERT_CONTAINS(text, "os/linux/capabilities-retain-set");
+        ASSERT_CONTAINS(text, "\"CAP_SYS_TIME\"");
+        ASSERT_CONTAINS(text, "\"CAP_CHOWN\"");
+        ASSERT(!strstr(text, "\"CAP_NET_RAW\""));
+        ASSERT(!strstr(text, "\"CAP_SYS_ADMIN\""));
+        json_object_put(isolators);
+        pod_args_done(&a);
+
         static const struct {
                 const char *arg;
                 const char *message;
