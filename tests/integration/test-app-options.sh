@@ -81,8 +81,11 @@ assert_exit 0 sd run "${VOL[@]}" busybox --user=0 "$OUTMNT" --cap-add=net_raw,SY
 	--exec=/bin/sh -- -c "$caps" changed
 assert_contains "--cap-add names what it gives" "$ERR" "--cap-add gives it CAP_NET_RAW, beyond the default set"
 assert_exit 0 sd run "${VOL[@]}" busybox --user=0 "$OUTMNT" --cap-drop=ALL --exec=/bin/sh -- -c "$caps" none
-assert_exit 0 sd run "${VOL[@]}" busybox --user=0 "$OUTMNT" --cap-drop=ALL --cap-add=NET_BIND_SERVICE \
-	--exec=/bin/sh -- -c "$caps" only-bind
+# (In a pod without a user namespace: with one and no network of its own
+# for nspawn to make, nspawn withholds NET_BIND_SERVICE from the whole pod,
+# measured; a pod's network namespace lets anyone bind a low port anyway.)
+assert_exit 0 sd run "${VOL[@]}" --private-users=no busybox --user=0 "$OUTMNT" --cap-drop=ALL \
+	--cap-add=NET_BIND_SERVICE --exec=/bin/sh -- -c "$caps" only-bind
 def_bnd=$(awk '/CapBnd/ {print $2}' "$OUTDIR/default")
 bnd=$(awk '/CapBnd/ {print $2}' "$OUTDIR/changed")
 eff=$(awk '/CapEff/ {print $2}' "$OUTDIR/changed")
