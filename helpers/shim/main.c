@@ -272,8 +272,11 @@ static int verb_start(const ShimOptions *o) {
                         const char *log_path = getenv("SDPOD_SHIM_LOG");
                         int log = log_path && *log_path ? open(log_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600)
                                                         : openat(bundle_fd, "log", O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+                        /* Blocking from here on (the FIFO was opened
+                         * without waiting for a reader), and appending
+                         * still: shims share SDPOD_SHIM_LOG. */
                         if (log >= 0)
-                                fcntl(log, F_SETFL, 0);
+                                fcntl(log, F_SETFL, fcntl(log, F_GETFL) & ~O_NONBLOCK);
                         dup2(devnull, STDIN_FILENO);
                         dup2(devnull, STDOUT_FILENO);
                         dup2(log >= 0 ? log : devnull, STDERR_FILENO);
