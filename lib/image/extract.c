@@ -9,6 +9,7 @@
 
 #include "basic/fs.h"
 #include "basic/path.h"
+#include "basic/warn.h"
 #include "image/archive-util.h"
 #include "image/extract.h"
 
@@ -98,6 +99,7 @@ typedef struct Extract {
         uid_t uid;
         gid_t gid;
         int umask;
+        uint64_t devices_skipped;       /* of this layer */
 } Extract;
 
 static void extract_forget_parent(Extract *x) {
@@ -259,21 +261,40 @@ static int extract_symlink(Extract *x, struct archive_entry *e, int pfd, const c
         return utimensat(pfd, base, ts, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 }
 
-static int extract_node(Extract *x, struct archive_entry *e, int pfd, const char *base) {
+/* Device nodes of an image are never made: a node is a key to whatever
+ * device its numbers name on the host where it is opened (the host's
+ * disks, /dev/mem, input), and an image is anyone's. Pods get their devices
+ * from their own /dev (nspawn's, systemd's PrivateDevices=) and the
+ * operator's --device, never from a tree. Only an overlay whiteout (char
+ * 0:0) is kept: no device has those numbers, and it opens nothing. Every
+ * importer (import, pull, layer-stream, the renderer) unpacks through here. */
+#define EXTRACT_DEVICE_WARNINGS 8       /* a layer of a million nodes says so 8 times, then counts */
+
+static int extract_node(Extract *x, struct archive_entry *e, int pfd, const char *base, const char *path) {
         mode_t type = archive_entry_filetype(e);
         if (type == AE_IFSOCK)
                 return 0; /* sockets belong to running processes, not images */
-        if (mknodat(pfd, base, type | 0600, archive_entry_rdev(e)) < 0) {
+        dev_t rdev = archive_entry_rdev(e);
+        if (type == AE_IFBLK || (type == AE_IFCHR && rdev != makedev(0, 0))) {
+                if (x->devices_skipped++ < EXTRACT_DEVICE_WARNINGS)
+                        warn("%s: \"%s\": a %s device node (%u:%u) of the image, not created (images carry no "
+                             "devices; give a pod one with --device)", x->what, path,
+                             type == AE_IFBLK ? "block" : "character", major(rdev), minor(rdev));
+                return 0;
+        }
+        if (mknodat(pfd, base, type | 0600, type == AE_IFIFO ? 0 : rdev) < 0) {
                 if (errno == EPERM && !x->privileged)
-                        return 0; /* unprivileged renders skip device nodes */
+                        return 0; /* unprivileged renders skip whiteouts */
                 return -errno;
         }
         if (x->privileged &&
             fchownat(pfd, base, archive_entry_uid(e), archive_entry_gid(e), AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
         /* A node we just made in a tree only we write: fchmodat cannot be
-         * redirected through a symlink here. */
-        return fchmodat(pfd, base, archive_entry_perm(e) & 07777, 0) < 0 ? -errno : 0;
+         * redirected through a symlink here. A whiteout keeps no set-id
+         * or sticky bit of the image's. */
+        mode_t perm = archive_entry_perm(e) & (type == AE_IFCHR ? 0777 : 07777);
+        return fchmodat(pfd, base, perm, 0) < 0 ? -errno : 0;
 }
 
 static int extract_hardlink(Extract *x, const char *link_name, int pfd, const char *base, Error **err) {
@@ -439,7 +460,7 @@ static int extract_entry(Extract *x, struct archive *a, struct archive_entry *e,
         case AE_IFBLK:
         case AE_IFIFO:
         case AE_IFSOCK:
-                r = extract_node(x, e, pfd, base);
+                r = extract_node(x, e, pfd, base, path);
                 break;
         default:
                 return error_set(err, -EBADMSG, "%s: \"%s\": unsupported entry type 0%o", x->what, path, type);
@@ -522,6 +543,9 @@ int layer_apply_archive(int rootfd, struct archive *a, const LayerOptions *opts,
                 if (r < 0)
                         break;
         }
+        if (r >= 0 && x.devices_skipped > EXTRACT_DEVICE_WARNINGS)
+                warn("%s: %" PRIu64 " more device nodes of the image not created", what,
+                     x.devices_skipped - EXTRACT_DEVICE_WARNINGS);
         extract_forget_parent(&x);
         path_set_clear(&x.layer_paths);
         return r < 0 ? r : 0;
