@@ -594,6 +594,11 @@ static void write_syscall_filter(FILE *f, const char *key, char *const *l) {
 static void write_app_root(FILE *f, const AppUnit *u) {
         const PodApp *app = u->app;
         fprintf(f, "RootDirectory=" POD_APPS_DIR "/%s/rootfs\nMountAPIVFS=yes\n", app->name);
+        /* MountAPIVFS='s /run is a tmpfs without nodev (systemd 252): this
+         * one replaces it, so that no device node made there opens (an app
+         * given CAP_MKNOD). /dev is the only place nodes work, and the
+         * pod's device rule governs it. */
+        fputs("TemporaryFileSystem=/run:mode=0755,nosuid,nodev\n", f);
         /* The pod's name files, which the run entrypoint writes into the
          * pod directory (net-files.h), unless the app binds its own (the
          * CRI's, which Kubernetes' DNS policy wrote). */
