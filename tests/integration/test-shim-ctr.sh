@@ -166,6 +166,15 @@ assert_exit 0 ctr_ run --rm "${R[@]}" docker.io/library/sdpod-devnode:latest t-d
 	'if [ ! -b /hostile-disk ]; then echo absent; elif (exec 3<>/hostile-disk) 2>/dev/null; then echo opened;
 	 printf SDPOD-HOSTILE | dd of=/hostile-disk conv=notrunc 2>/dev/null; else echo refused; fi'
 assert_eq "an image's block device in the container: it is there, and does not open" refused "$OUT"
+# A node the container makes itself (containerd's default spec lists
+# CAP_MKNOD, as runc's containers have it), on its root and in /dev.
+assert_exit 0 ctr_ run --rm "${R[@]}" docker.io/library/sdpod-devnode:latest t-mknod /bin/sh -c \
+	"for n in /made /dev/made; do mknod \$n b $MAJ $MIN 2>/dev/null || { echo \$n=not-made; continue; };
+	 if (exec 3<>\$n) 2>/dev/null; then echo \$n=opened; printf SDPOD-HOSTILE | dd of=\$n conv=notrunc 2>/dev/null;
+	 else echo \$n=refused; fi; done; grep CapBnd /proc/self/status"
+echo "$OUT" | sed 's/^/# mknod in the container: /'
+assert_match "a node the container makes on its root does not open" '/made=(not-made|refused)' "$(grep '^/made=' <<<"$OUT")"
+assert_match "a node the container makes in /dev does not open" '/dev/made=(not-made|refused)' "$(grep '^/dev/made=' <<<"$OUT")"
 assert_eq "the loop device's file is unchanged" "$disk_sum" "$(sha256sum <"$T/disk.img")"
 ctr_ image rm docker.io/library/sdpod-devnode:latest >/dev/null 2>&1 || true
 losetup -d "$LOOP"
