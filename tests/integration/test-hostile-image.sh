@@ -146,10 +146,14 @@ mknod -m 0666 "$ROOT/hostile/disk" b "$MAJ" "$MIN"
 mknod -m 0666 "$T/bind/disk" b "$MAJ" "$MIN"
 DEVCMD="$PROBE; try /hostile/disk rootfs; try /data/disk bind"
 for mode in "--private-users=no" ""; do
+	# A device of the host as stdin is the operator's (devtmpfs cannot be
+	# idmapped: only a pod without a user namespace takes it).
+	STDIN=()
+	[ -z "$mode" ] || STDIN=(--stdin=/dev/null)
 	assert_exit 0 pa sandbox $mode --keep-on-app-failure
 	S=$OUT
 	assert_exit 0 pa add "$S" --app=r --rootfs="$ROOT" --bind="$T/bind:/data" --user=1000 --stdout="$T/r$mode.txt" \
-		-- /bin/sh -c "$DEVCMD"
+		"${STDIN[@]}" -- /bin/sh -c "$DEVCMD; cat && echo stdin=read"
 	assert_exit 0 pa add "$S" --app=i hostile --user=1000 --stdout="$T/i$mode.txt" --exec=/bin/sh -- -c "$PROBE; try /hostile/disk image"
 	assert_exit 0 pa start "$S" --app=r
 	assert_exit 0 pa start "$S" --app=i
@@ -162,15 +166,19 @@ for mode in "--private-users=no" ""; do
 		"$(grep '^bind=' "$T/r$mode.txt" | cut -d= -f2)"
 	assert_match "podapp add ${mode:-(user namespace)}: the image's node does not open" '^(absent|refused)$' \
 		"$(grep '^image=' "$T/i$mode.txt" | cut -d= -f2)"
+	[ -z "$mode" ] || assert_eq "podapp add $mode: --stdin=/dev/null, the operator's device, works" read \
+		"$(grep '^stdin=' "$T/r$mode.txt" | cut -d= -f2)"
 	remove_all_pods
 done
 disk_intact "podapp add"
 
-echo "# an app still has its pseudo devices (nspawn's /dev)"
-ATTACK='echo x >/dev/null && echo null=ok; head -c 4 /dev/urandom | wc -c | sed "s/^ */urandom=/"'
-run_attack pseudo --user=1000
+echo "# an app still has its pseudo devices (nspawn's /dev), and a volume that is a device works"
+ATTACK='echo x >/dev/null && echo null=ok; head -c 4 /dev/urandom | wc -c | sed "s/^ */urandom=/";
+	if (exec 3>/full) 2>/dev/null; then echo full=opened; else echo full=refused; fi'
+run_attack pseudo --user=1000 --volume=full,kind=host,source=/dev/full --mount=volume=full,target=/full
 assert_eq "/dev/null works in the app" ok "$(result pseudo null)"
 assert_eq "/dev/urandom works in the app" 4 "$(grep -o '^urandom=[0-9]*' "$OUTDIR/pseudo" | cut -d= -f2)"
+assert_eq "a host volume that is a device node (the operator's grant) opens" opened "$(result pseudo full)"
 
 remove_all_pods
 disk_intact "the end"
