@@ -100,6 +100,7 @@ typedef struct Extract {
         gid_t gid;
         int umask;
         uint64_t devices_skipped;       /* of this layer */
+        PathSet devices;                /* their paths: a hard link to one is left out too */
 } Extract;
 
 static void extract_forget_parent(Extract *x) {
@@ -276,6 +277,9 @@ static int extract_node(Extract *x, struct archive_entry *e, int pfd, const char
                 return 0; /* sockets belong to running processes, not images */
         dev_t rdev = archive_entry_rdev(e);
         if (type == AE_IFBLK || (type == AE_IFCHR && rdev != makedev(0, 0))) {
+                int r = path_set_add(&x->devices, path);
+                if (r < 0)
+                        return r;
                 if (x->devices_skipped++ < EXTRACT_DEVICE_WARNINGS)
                         warn("%s: \"%s\": a %s device node (%u:%u) of the image, not created (images carry no "
                              "devices; give a pod one with --device)", x->what, path,
@@ -311,8 +315,13 @@ static int extract_hardlink(Extract *x, const char *link_name, int pfd, const ch
                 return error_sys(err, r, "%s", x->what);
         /* Resolved in the tree: a link can only point at a file of the tree. */
         _cleanup_close_ int tfd = open_in_root(x->rootfd, tparent, O_PATH | O_DIRECTORY, 0);
-        if (tfd < 0 || linkat(tfd, tbase, pfd, base, 0) < 0)
-                return error_sys(err, tfd < 0 ? tfd : -errno, "%s: hard link to \"%s\"", x->what, link_name);
+        if (tfd < 0)
+                return error_sys(err, tfd, "%s: hard link to \"%s\"", x->what, link_name);
+        if (linkat(tfd, tbase, pfd, base, 0) < 0) {
+                if (errno == ENOENT && path_set_contains(&x->devices, target))
+                        return 0; /* to a device node left out: left out too */
+                return error_sys(err, -errno, "%s: hard link to \"%s\"", x->what, link_name);
+        }
         return 0;
 }
 
@@ -509,6 +518,7 @@ int layer_apply_archive(int rootfd, struct archive *a, const LayerOptions *opts,
         };
         if (getrandom(&x.layer_paths.seed, sizeof(x.layer_paths.seed), 0) != sizeof(x.layer_paths.seed))
                 x.layer_paths.seed = (uint64_t) (uintptr_t) &x ^ (uint64_t) getpid();
+        x.devices.seed = x.layer_paths.seed;
         struct archive_entry *e;
         for (;;) {
                 if (opts->progress && (r = opts->progress(opts->userdata)) < 0) {
@@ -548,5 +558,6 @@ int layer_apply_archive(int rootfd, struct archive *a, const LayerOptions *opts,
                      x.devices_skipped - EXTRACT_DEVICE_WARNINGS);
         extract_forget_parent(&x);
         path_set_clear(&x.layer_paths);
+        path_set_clear(&x.devices);
         return r < 0 ? r : 0;
 }

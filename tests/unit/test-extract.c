@@ -502,6 +502,7 @@ static void test_devices(void) {
         e = tar_entry("dev/kmsg", AE_IFCHR, 0666);
         archive_entry_set_rdev(e, makedev(1, 11));
         tar_write(&t, e, NULL, 0);
+        tar_hardlink(&t, "dev/disk-link", "dev/disk");
         e = tar_entry("gone", AE_IFCHR, 06755);
         archive_entry_set_rdev(e, makedev(0, 0));
         tar_write(&t, e, NULL, 0);
@@ -513,6 +514,7 @@ static void test_devices(void) {
         ASSERT(strstr(last_warning, "\"dev/kmsg\"") && strstr(last_warning, "character device node (1:11)"));
         ASSERT(faccessat(root, "dev/disk", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT);
         ASSERT(faccessat(root, "dev/kmsg", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT);
+        ASSERT(faccessat(root, "dev/disk-link", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT);
         _cleanup_free_ char *after = read_at(root, "after");
         ASSERT_STREQ(after, "still here");
         struct stat st;
