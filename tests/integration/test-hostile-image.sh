@@ -125,6 +125,7 @@ ATTACK="$PROBE; mknod /mk b $MAJ $MIN && echo mknod=made || echo mknod=refused; 
 	mknod /out/mk b $MAJ $MIN && try /out/mk vol;
 	for d in /dev/shm /tmp /run; do mknod \$d/mk b $MAJ $MIN && try \$d/mk \$d; done; true"
 run_attack capmknod --private-users=no --user=0 --cap-add=MKNOD
+assert_contains "--cap-add=MKNOD: the warning says what it gives" "$ERR" "CAP_MKNOD lets it make a node of any host device"
 sed "s/^/# capmknod: /" "$OUTDIR/capmknod"
 assert_eq "--cap-add=MKNOD: mknod works" made "$(result capmknod mknod)"
 assert_eq "--cap-add=MKNOD: the node on the app's root does not open (nodev)" refused "$(result capmknod made)"
