@@ -118,9 +118,10 @@ done
 disk_intact "--private-users=no pod"
 
 echo "# mknod in a --private-users=no app: refused by default, inert with --cap-add=MKNOD"
-ATTACK="$PROBE; mknod /mk b $MAJ $MIN 2>/dev/null && echo mknod=made || echo mknod=refused; try /mk made"
+ATTACK="$PROBE; mknod /mk b $MAJ $MIN 2>/out/mknod.err && echo mknod=made || echo mknod=refused; try /mk made"
 run_attack mknod --private-users=no --user=0
 assert_eq "--private-users=no: mknod without --cap-add=MKNOD is refused" refused "$(result mknod mknod)"
+assert_contains "--private-users=no: mknod fails with EPERM" "$(cat "$OUTDIR/mknod.err" 2>&1)" "Operation not permitted"
 ATTACK="$PROBE; mknod /mk b $MAJ $MIN && echo mknod=made || echo mknod=refused; try /mk made;
 	mknod /out/mk b $MAJ $MIN && try /out/mk vol;
 	for d in /dev/shm /tmp /run; do mknod \$d/mk b $MAJ $MIN && try \$d/mk \$d; done; true"
