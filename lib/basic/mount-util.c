@@ -279,7 +279,10 @@ static int overlay_fd(const OverlayLayers *l, const char *lower, int *ret_fd, Er
             fsconfig(fs, FSCONFIG_SET_STRING, "workdir", l->work, 0) < 0 ||
             fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
                 return error_sys(err, -errno, "cannot create an overlay of %s (changes in %s)", l->lower, l->upper);
-        int fd = fsmount(fs, FSMOUNT_CLOEXEC, 0);
+        /* nodev: an overlay here is an image's tree and a pod's changes,
+         * both the pod's to fill (an image's node, mknod in a pod with
+         * CAP_MKNOD); no device node on it may open, whoever made it. */
+        int fd = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NODEV);
         if (fd < 0)
                 return error_sys(err, -errno, "cannot mount an overlay of %s", l->lower);
         *ret_fd = fd;
@@ -313,12 +316,17 @@ int mount_attach(int fd, const char *target, Error **err) {
         return 0;
 }
 
-int mount_bind(const char *source, const char *target, bool read_only, Error **err) {
+int mount_bind(const char *source, const char *target, unsigned long flags, Error **err) {
         if (mount(source, target, NULL, MS_BIND, NULL) < 0)
                 return error_sys(err, -errno, "cannot bind %s to %s", source, target);
-        /* A bind takes its flags from the source's mount; read-only needs a
-         * second step, on the new mount only. */
-        if (read_only && mount(NULL, target, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY, NULL) < 0)
-                return error_sys(err, -errno, "cannot make %s read-only", target);
+        /* A bind takes its flags from the source's mount; its own are added
+         * on the new mount only, keeping those it had (a remount would
+         * clear a nosuid or noexec of the source's). */
+        struct mount_attr attr = {
+                .attr_set = (flags & MS_RDONLY ? MOUNT_ATTR_RDONLY : 0) | (flags & MS_NODEV ? MOUNT_ATTR_NODEV : 0) |
+                            (flags & MS_NOSUID ? MOUNT_ATTR_NOSUID : 0) | (flags & MS_NOEXEC ? MOUNT_ATTR_NOEXEC : 0),
+        };
+        if (attr.attr_set && mount_setattr(AT_FDCWD, target, AT_SYMLINK_NOFOLLOW, &attr, sizeof(attr)) < 0)
+                return error_sys(err, -errno, "cannot set the flags of %s (read-only, nodev, nosuid)", target);
         return 0;
 }

@@ -38,7 +38,8 @@ typedef struct OverlayLayers {
         const char *lower_mountpoint;
 } OverlayLayers;
 
-/* Makes the overlay with the new mount API, attached nowhere: *ret_fd is
+/* Makes the overlay with the new mount API, attached nowhere, nodev (no
+ * device node on it opens, whoever made it): *ret_fd is
  * the mount, for move_mount(2) to its place, in this mount namespace or
  * another (a running pod's: a mount made on the host after the pod started
  * does not propagate into it). */
@@ -54,5 +55,6 @@ int mount_attach(int fd, const char *target, Error **err);
 int mount_namespace_unshare(Error **err);
 
 /* Binds source (a directory or file) at target, not recursively: mounts
- * below source are not carried along. read_only makes the bind read-only. */
-int mount_bind(const char *source, const char *target, bool read_only, Error **err);
+ * below source are not carried along. flags: MS_RDONLY, MS_NODEV,
+ * MS_NOSUID, MS_NOEXEC for the new mount (others are ignored). */
+int mount_bind(const char *source, const char *target, unsigned long flags, Error **err);

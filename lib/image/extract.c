@@ -9,6 +9,7 @@
 
 #include "basic/fs.h"
 #include "basic/path.h"
+#include "basic/warn.h"
 #include "image/archive-util.h"
 #include "image/extract.h"
 
@@ -98,6 +99,8 @@ typedef struct Extract {
         uid_t uid;
         gid_t gid;
         int umask;
+        uint64_t devices_skipped;       /* of this layer */
+        PathSet devices;                /* their paths: a hard link to one is left out too */
 } Extract;
 
 static void extract_forget_parent(Extract *x) {
@@ -259,21 +262,43 @@ static int extract_symlink(Extract *x, struct archive_entry *e, int pfd, const c
         return utimensat(pfd, base, ts, AT_SYMLINK_NOFOLLOW) < 0 ? -errno : 0;
 }
 
-static int extract_node(Extract *x, struct archive_entry *e, int pfd, const char *base) {
+/* Device nodes of an image are never made: a node is a key to whatever
+ * device its numbers name on the host where it is opened (the host's
+ * disks, /dev/mem, input), and an image is anyone's. Pods get their devices
+ * from their own /dev (nspawn's, systemd's PrivateDevices=) and the
+ * operator's --device, never from a tree. Only an overlay whiteout (char
+ * 0:0) is kept: no device has those numbers, and it opens nothing. Every
+ * importer (import, pull, layer-stream, the renderer) unpacks through here. */
+#define EXTRACT_DEVICE_WARNINGS 8       /* a layer of a million nodes says so 8 times, then counts */
+
+static int extract_node(Extract *x, struct archive_entry *e, int pfd, const char *base, const char *path) {
         mode_t type = archive_entry_filetype(e);
         if (type == AE_IFSOCK)
                 return 0; /* sockets belong to running processes, not images */
-        if (mknodat(pfd, base, type | 0600, archive_entry_rdev(e)) < 0) {
+        dev_t rdev = archive_entry_rdev(e);
+        if (type == AE_IFBLK || (type == AE_IFCHR && rdev != makedev(0, 0))) {
+                int r = path_set_add(&x->devices, path);
+                if (r < 0)
+                        return r;
+                if (x->devices_skipped++ < EXTRACT_DEVICE_WARNINGS)
+                        warn("%s: \"%s\": a %s device node (%u:%u) of the image, not created (images carry no "
+                             "devices; give a pod one with --device)", x->what, path,
+                             type == AE_IFBLK ? "block" : "character", major(rdev), minor(rdev));
+                return 0;
+        }
+        if (mknodat(pfd, base, type | 0600, type == AE_IFIFO ? 0 : rdev) < 0) {
                 if (errno == EPERM && !x->privileged)
-                        return 0; /* unprivileged renders skip device nodes */
+                        return 0; /* unprivileged renders skip whiteouts */
                 return -errno;
         }
         if (x->privileged &&
             fchownat(pfd, base, archive_entry_uid(e), archive_entry_gid(e), AT_SYMLINK_NOFOLLOW) < 0)
                 return -errno;
         /* A node we just made in a tree only we write: fchmodat cannot be
-         * redirected through a symlink here. */
-        return fchmodat(pfd, base, archive_entry_perm(e) & 07777, 0) < 0 ? -errno : 0;
+         * redirected through a symlink here. A whiteout keeps no set-id
+         * or sticky bit of the image's. */
+        mode_t perm = archive_entry_perm(e) & (type == AE_IFCHR ? 0777 : 07777);
+        return fchmodat(pfd, base, perm, 0) < 0 ? -errno : 0;
 }
 
 static int extract_hardlink(Extract *x, const char *link_name, int pfd, const char *base, Error **err) {
@@ -290,8 +315,13 @@ static int extract_hardlink(Extract *x, const char *link_name, int pfd, const ch
                 return error_sys(err, r, "%s", x->what);
         /* Resolved in the tree: a link can only point at a file of the tree. */
         _cleanup_close_ int tfd = open_in_root(x->rootfd, tparent, O_PATH | O_DIRECTORY, 0);
-        if (tfd < 0 || linkat(tfd, tbase, pfd, base, 0) < 0)
-                return error_sys(err, tfd < 0 ? tfd : -errno, "%s: hard link to \"%s\"", x->what, link_name);
+        if (tfd < 0)
+                return error_sys(err, tfd, "%s: hard link to \"%s\"", x->what, link_name);
+        if (linkat(tfd, tbase, pfd, base, 0) < 0) {
+                if (errno == ENOENT && path_set_contains(&x->devices, target))
+                        return 0; /* to a device node left out: left out too */
+                return error_sys(err, -errno, "%s: hard link to \"%s\"", x->what, link_name);
+        }
         return 0;
 }
 
@@ -439,7 +469,7 @@ static int extract_entry(Extract *x, struct archive *a, struct archive_entry *e,
         case AE_IFBLK:
         case AE_IFIFO:
         case AE_IFSOCK:
-                r = extract_node(x, e, pfd, base);
+                r = extract_node(x, e, pfd, base, path);
                 break;
         default:
                 return error_set(err, -EBADMSG, "%s: \"%s\": unsupported entry type 0%o", x->what, path, type);
@@ -488,6 +518,7 @@ int layer_apply_archive(int rootfd, struct archive *a, const LayerOptions *opts,
         };
         if (getrandom(&x.layer_paths.seed, sizeof(x.layer_paths.seed), 0) != sizeof(x.layer_paths.seed))
                 x.layer_paths.seed = (uint64_t) (uintptr_t) &x ^ (uint64_t) getpid();
+        x.devices.seed = x.layer_paths.seed;
         struct archive_entry *e;
         for (;;) {
                 if (opts->progress && (r = opts->progress(opts->userdata)) < 0) {
@@ -522,7 +553,11 @@ int layer_apply_archive(int rootfd, struct archive *a, const LayerOptions *opts,
                 if (r < 0)
                         break;
         }
+        if (r >= 0 && x.devices_skipped > EXTRACT_DEVICE_WARNINGS)
+                warn("%s: %" PRIu64 " more device nodes of the image not created", what,
+                     x.devices_skipped - EXTRACT_DEVICE_WARNINGS);
         extract_forget_parent(&x);
         path_set_clear(&x.layer_paths);
+        path_set_clear(&x.devices);
         return r < 0 ? r : 0;
 }

@@ -37,9 +37,11 @@ typedef struct LayerOptions {
  * followed: names with ".." are refused, absolute names are made relative,
  * every parent directory and hard link target is resolved with the tree as
  * root, and an entry replaces whatever was at its name (never writing through
- * a symlink). "what" names the layer in errors. Memory does not grow with
- * the size of what is unpacked, and by 16 bytes per entry of the layer
- * (which a whiteout of the same layer must not hide). */
+ * a symlink). Block and character device nodes are left out (but for a
+ * whiteout, char 0:0), each named through warn(), as are hard links to
+ * them. "what" names the layer in errors. Memory does not grow with the
+ * size of what is unpacked, and by 16 bytes per entry of the layer (which
+ * a whiteout of the same layer must not hide; 32 for a device node). */
 int layer_apply(int rootfd, int layer_fd, const LayerOptions *opts, const char *what, Error **err);
 
 /* The same, reading the tar from an archive opened for reading (its format

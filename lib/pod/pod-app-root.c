@@ -110,7 +110,11 @@ static int host_tree_clone(const char *path, int userns_fd, bool read_only, bool
         _cleanup_close_ int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (dir ? AT_RECURSIVE : 0));
         if (fd < 0)
                 return error_sys(err, -errno, "%s: cannot clone its mount", path);
-        struct mount_attr attr = {};
+        /* nodev, with every mount below (a --rootfs, the shim's bundle
+         * root, a --bind): no node there opens in the pod, whoever put it
+         * there. A character device named itself (--stdin=/dev/null, a
+         * terminal) is the operator's and stays one. */
+        struct mount_attr attr = { .attr_set = S_ISCHR(st.st_mode) ? 0 : MOUNT_ATTR_NODEV };
         if (userns_fd >= 0) {
                 attr.attr_set |= MOUNT_ATTR_IDMAP;
                 attr.userns_fd = (uint64_t) userns_fd;
@@ -124,7 +128,7 @@ static int host_tree_clone(const char *path, int userns_fd, bool read_only, bool
                                  userns_fd >= 0 ? "map it to the pod's user namespace (a file system that "
                                                   "cannot be idmapped, such as overlayfs: use a pod with "
                                                   "--private-users=no)"
-                                                : "make it read-only");
+                                                : "set its mount's flags (nodev, read-only)");
         *ret_file = !dir;
         *ret_fd = TAKE_FD(fd);
         return 0;

@@ -144,7 +144,12 @@ static int mount_volume(const RunContext *c, const PodVolume *v, Error **err) {
         _cleanup_free_ char *target = path_join3(c->pod, "stage1/rootfs/sdpod", rel);
         if (!target)
                 return error_sys(err, -ENOMEM, "volume %s", v->name);
-        return mount_bind(v->source, target, v->read_only, err) < 0 ? error_prefix(err, "volume %s", v->name) : 0;
+        /* nodev: what the pod writes there (root of a --private-users=no
+         * pod with --cap-add=MKNOD) or what lies there opens no device;
+         * a volume that is a device node itself is the operator's grant
+         * (--device) and stays one. */
+        unsigned long flags = (v->read_only ? MS_RDONLY : 0) | (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? 0 : MS_NODEV);
+        return mount_bind(v->source, target, flags, err) < 0 ? error_prefix(err, "volume %s", v->name) : 0;
 }
 
 /* systemd-nspawn keeps a directory per machine in /run/systemd/nspawn/
@@ -172,12 +177,15 @@ static int enter_private_mount_namespace(Error **err) {
         return r < 0 ? r : private_nspawn_propagate_dir(err);
 }
 
-/* Binds POD/dir at stage1/rootfs/in_pod, writable or not. */
+/* Binds POD/dir at stage1/rootfs/in_pod, writable or not; nodev (the pod
+ * writes there) and, but for the empty volumes, which are the apps' own
+ * files, nosuid (nothing of sdpod's there is a program). */
 static int bind_pod_dir(const RunContext *c, const char *dir, const char *in_pod, bool read_only, Error **err) {
         _cleanup_free_ char *source = path_join3(c->pod, dir, NULL), *target = path_join3(c->pod, "stage1/rootfs", in_pod);
         if (!source || !target)
                 return error_sys(err, -ENOMEM, "%s", dir);
-        return mount_bind(source, target, read_only, err);
+        unsigned long flags = MS_NODEV | (read_only ? MS_RDONLY : 0) | (streq(dir, "volumes") ? 0 : MS_NOSUID);
+        return mount_bind(source, target, flags, err);
 }
 
 /* What the pod sees of its directory (sdpod-stage1(7), sdpod-security(7)):

@@ -105,6 +105,11 @@ static int mount_one(const ShimMount *m, const char *target, Error **err) {
                 memcpy(data + data_len, o, l + 1);
                 data_len += l;
         }
+        /* Always nodev, whatever the options say: the rootfs (a snapshot
+         * of an image) is the container's, and no device node of it may
+         * open, here on the host or in the pod (whose bind of it keeps
+         * the flag). */
+        flags |= MS_NODEV;
         const char *type = m->type && *m->type ? m->type : "none";
         if (streq(type, "bind"))
                 flags |= MS_BIND;

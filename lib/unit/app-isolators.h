@@ -60,12 +60,15 @@
 /* The bounding set of an app without a capabilities isolator: the classic
  * container default (Docker's, rkt's) without CAP_NET_RAW, which on the
  * host's network (every pod's today) would let root in an app capture and
- * forge the host's traffic (AF_PACKET). A retain-set gives it back. */
+ * forge the host's traffic (AF_PACKET), and without CAP_MKNOD: in a pod
+ * without a user namespace it makes a node of any host device (a disk),
+ * and an app that needs a device is given it (--device), not its numbers.
+ * A retain-set (--cap-add) gives either back. */
 #define CAP_BIT(n) (UINT64_C(1) << (n))
 #define APP_CAPABILITIES_DEFAULT                                                                        \
         (CAP_BIT(29) /* AUDIT_WRITE */ | CAP_BIT(0) /* CHOWN */ | CAP_BIT(1) /* DAC_OVERRIDE */ |      \
          CAP_BIT(3) /* FOWNER */ | CAP_BIT(4) /* FSETID */ | CAP_BIT(5) /* KILL */ |                    \
-         CAP_BIT(27) /* MKNOD */ | CAP_BIT(10) /* NET_BIND_SERVICE */ |                                 \
+         CAP_BIT(10) /* NET_BIND_SERVICE */ |                                                          \
          CAP_BIT(31) /* SETFCAP */ | CAP_BIT(6) /* SETGID */ | CAP_BIT(8) /* SETPCAP */ |               \
          CAP_BIT(7) /* SETUID */ | CAP_BIT(18) /* SYS_CHROOT */)
 

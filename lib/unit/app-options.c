@@ -128,6 +128,13 @@ static int capabilities(const AppArgs *a, const char *app, bool host_root, struc
                              capability_to_name(c),
                              host_root ? "the pod has no user namespace, so it is the host's capability"
                                        : "the capability of the pod's user namespace, within what systemd-nspawn keeps");
+        /* What CAP_MKNOD gives (sdpod-security(7), "Device nodes"). */
+        if (beyond & CAP_BIT(27))
+                warn("app %s: CAP_MKNOD %s", app,
+                     host_root ? "lets it make a node of any host device: one opens only in the pod's /dev (every "
+                                 "other mount of the pod is nodev), as far as the pod's device rule allows, and one "
+                                 "made in a host volume is a real node on the host; to give it a device, use --device"
+                               : "gives it nothing in a user namespace: the kernel refuses device nodes there");
         int r = 0;
         if (beyond)
                 r = add_isolator(list, "os/linux/capabilities-retain-set", capability_set(caps));

@@ -542,10 +542,39 @@ static void write_syscall_filter(FILE *f, const char *key, char *const *l) {
         fputc('\n', f);
 }
 
+/* Whether path (absolute, without "..": app_mount_path_problem) is /run,
+ * however spelled ("/run/", "//./run"). */
+static bool path_is_run(const char *path) {
+        unsigned n = 0;
+        bool run = false;
+        for (const char *p = path; *p;) {
+                while (*p == '/')
+                        p++;
+                size_t l = strcspn(p, "/");
+                if (l > 0 && !(l == 1 && *p == '.')) {
+                        n++;
+                        run = l == 3 && memcmp(p, "run", 3) == 0;
+                }
+                p += l;
+        }
+        return n == 1 && run;
+}
+
 /* The app's root file system and what is bound into it. */
 static void write_app_root(FILE *f, const AppUnit *u) {
         const PodApp *app = u->app;
         fprintf(f, "RootDirectory=" POD_APPS_DIR "/%s/rootfs\nMountAPIVFS=yes\n", app->name);
+        /* MountAPIVFS='s /run is a tmpfs without nodev (systemd 252): this
+         * one replaces it, so that no device node made there opens (an app
+         * given CAP_MKNOD), unless the app asks for a --tmpfs=/run of its
+         * own (nodev too, below; systemd would take only one of the two).
+         * /dev is the only place nodes work, and the pod's device rule
+         * governs it. */
+        bool own_run = false;
+        for (size_t i = 0; i < u->isolation.n_tmpfs; i++)
+                own_run = own_run || path_is_run(u->isolation.tmpfs[i].path);
+        if (!own_run)
+                fputs("TemporaryFileSystem=/run:mode=0755,nosuid,nodev\n", f);
         /* The pod's name files, which the run entrypoint writes into the
          * pod directory (net-files.h), unless the app binds its own (the
          * CRI's, which Kubernetes' DNS policy wrote). */

@@ -91,6 +91,7 @@ bnd=$(awk '/CapBnd/ {print $2}' "$OUTDIR/changed")
 eff=$(awk '/CapEff/ {print $2}' "$OUTDIR/changed")
 assert_eq "default: CAP_CHOWN (0) in the bounding set" 1 "$(cap_bit "$def_bnd" 0)"
 assert_eq "default: no CAP_NET_RAW (13)" 0 "$(cap_bit "$def_bnd" 13)"
+assert_eq "default: no CAP_MKNOD (27)" 0 "$(cap_bit "$def_bnd" 27)"
 assert_eq "--cap-add=net_raw: CAP_NET_RAW bounded" 1 "$(cap_bit "$bnd" 13)"
 assert_eq "--cap-add=net_raw: CAP_NET_RAW effective for root" 1 "$(cap_bit "$eff" 13)"
 assert_eq "--cap-add=SYS_ADMIN: CAP_SYS_ADMIN (21), of the pod's user namespace" 1 "$(cap_bit "$bnd" 21)"
@@ -228,7 +229,7 @@ assert_contains "--device: sdpod run says the device rule cannot be enforced" "$
 assert_not_contains "--device: the program never ran" "$OUT$ERR" "device app ran"
 sd rm "$(cat "$T/u-dev")" >/dev/null
 # An app without --device has no device of the host's beyond the pod's
-# pseudo devices, and cannot make one, with CAP_MKNOD in its set.
+# pseudo devices, and cannot make one (CAP_MKNOD is not in its set).
 assert_exit 0 sd run "${VOL[@]}" busybox --user=0 "$OUTMNT" --exec=/bin/sh -- -c \
 	'ls /dev >/out/devs; mknod /tmp/fuse c 10 229 2>/out/mknod-err; echo "mknod=$?" >/out/mknod'
 check_not "no /dev/fuse in an app that did not ask for it" grep -qx fuse "$OUTDIR/devs"

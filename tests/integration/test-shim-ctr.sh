@@ -8,7 +8,8 @@
 # kill` and `ctr task delete`, and the bad input: an unknown task, a rootfs
 # without a program, a terminal. After each: no task, shim or mount left;
 # with sdpod's shim, no sdpod pod either (and the pod is in `sdpod list`
-# while the task runs).
+# while the task runs). And an image's block device node, of a scratch loop
+# device: the task cannot open it, as runc's cannot.
 #
 # SHIM_RUNTIME=io.containerd.runc.v2 runs the same test on runc's shim (the
 # check of the test itself); the default is sdpod's shim of this build.
@@ -18,6 +19,8 @@
 use_real_images
 . "$LIB_DIR/containerd-lib.sh"
 require_tool script bsdutils
+require_tool losetup mount
+require_tool python3
 
 leak_begin
 containerd_start
@@ -135,6 +138,47 @@ assert_exit 0 ctr_ run -d "${R[@]}" "$CTD_BUSYBOX" t-force /bin/sleep 600
 wait_for "a third background task runs" 20 task_is t-force RUNNING
 assert_exit 0 ctr_ task delete -f t-force
 assert_exit 0 ctr_ container rm t-force
+containerd_leak_check
+
+# --- an image's device node (sdpod-security(7)): it does not open ---
+
+# A layer with a block device of a scratch loop device, mode 0666, which
+# containerd's snapshotter makes as it is. runc's task cannot open it (its
+# device rule: EPERM); sdpod's neither (the bundle's root is nodev).
+head -c 1048576 /dev/zero >"$T/disk.img"
+LOOP=$(losetup -f --show "$T/disk.img")
+trap '_rc=$?; set +e; trap - ERR; [ -z "$LOOP" ] || losetup -d "$LOOP" 2>/dev/null; _ctd_on_exit "$_rc"; (exit "$_rc"); _lib_on_exit' EXIT
+IFS=: read -r MAJ MIN <"/sys/class/block/${LOOP#/dev/}/dev"
+disk_sum=$(sha256sum <"$T/disk.img")
+tar --numeric-owner -C "$IMG/rootfs" -czf "$T/base.tar.gz" .
+python3 - "$T/devs.tar" "$MAJ" "$MIN" <<'PY'
+import sys, tarfile
+ti = tarfile.TarInfo("hostile-disk")
+ti.type, ti.mode, ti.devmajor, ti.devminor = tarfile.BLKTYPE, 0o666, int(sys.argv[2]), int(sys.argv[3])
+with tarfile.open(sys.argv[1], "w") as t:
+    t.addfile(ti)
+PY
+gzip -n "$T/devs.tar"
+oci_layout_new "$T/dev-oci" "$(host_arch)" "$T/base.tar.gz" "$T/devs.tar.gz"
+img_docker_archive "$T/dev-oci" latest "$T/dev.tar" docker.io/library/sdpod-devnode:latest
+ctr_ image import "$T/dev.tar" >/dev/null 2>&1 || die "ctr image import of the device image: $(ctr_ image import "$T/dev.tar" 2>&1)"
+assert_exit 0 ctr_ run --rm "${R[@]}" docker.io/library/sdpod-devnode:latest t-dev /bin/sh -c \
+	'if [ ! -b /hostile-disk ]; then echo absent; elif (exec 3<>/hostile-disk) 2>/dev/null; then echo opened;
+	 printf SDPOD-HOSTILE | dd of=/hostile-disk conv=notrunc 2>/dev/null; else echo refused; fi'
+assert_eq "an image's block device in the container: it is there, and does not open" refused "$OUT"
+# A node the container makes itself (containerd's default spec lists
+# CAP_MKNOD, as runc's containers have it), on its root and in /dev.
+assert_exit 0 ctr_ run --rm "${R[@]}" docker.io/library/sdpod-devnode:latest t-mknod /bin/sh -c \
+	"for n in /made /dev/made; do mknod \$n b $MAJ $MIN 2>/dev/null || { echo \$n=not-made; continue; };
+	 if (exec 3<>\$n) 2>/dev/null; then echo \$n=opened; printf SDPOD-HOSTILE | dd of=\$n conv=notrunc 2>/dev/null;
+	 else echo \$n=refused; fi; done; grep CapBnd /proc/self/status"
+echo "$OUT" | sed 's/^/# mknod in the container: /'
+assert_match "a node the container makes on its root does not open" '/made=(not-made|refused)' "$(grep '^/made=' <<<"$OUT")"
+assert_match "a node the container makes in /dev does not open" '/dev/made=(not-made|refused)' "$(grep '^/dev/made=' <<<"$OUT")"
+assert_eq "the loop device's file is unchanged" "$disk_sum" "$(sha256sum <"$T/disk.img")"
+ctr_ image rm docker.io/library/sdpod-devnode:latest >/dev/null 2>&1 || true
+losetup -d "$LOOP"
+LOOP=
 containerd_leak_check
 
 # --- bad input ---

@@ -282,9 +282,11 @@ static void test_isolators(void) {
         ASSERT(strv_contains(iso.syscalls_denied, "io_uring_setup") && strv_contains(iso.syscalls_denied, "@keyring"));
         ASSERT_STREQ(iso.syscall_errno, "EPERM");
         app_isolation_done(&iso);
-        /* the default set is the classic container one less CAP_NET_RAW, 13 */
-        ASSERT_EQ_INT(__builtin_popcountll(APP_CAPABILITIES_DEFAULT), 13);
+        /* the default set is the classic container one less CAP_NET_RAW
+         * and CAP_MKNOD (a node of any host device), 12 */
+        ASSERT_EQ_INT(__builtin_popcountll(APP_CAPABILITIES_DEFAULT), 12);
         ASSERT(!(APP_CAPABILITIES_DEFAULT & CAP_BIT(13)));
+        ASSERT(!(APP_CAPABILITIES_DEFAULT & CAP_BIT(27)));
 
         ASSERT_EQ_INT(isolation_of("[{\"name\": \"os/linux/capabilities-retain-set\", \"value\": {\"set\": "
                                    "[\"CAP_SYS_ADMIN\", \"CAP_CHOWN\"]}},"
@@ -603,6 +605,8 @@ static void test_render(void) {
         ASSERT_CONTAINS(text, "\nCPUQuota=150.5%\n");
         ASSERT_CONTAINS(text, "\nExecStart=/bin/sh\n");
         ASSERT(!strstr(text, "ProtectSystem"));
+        /* /run is a nodev tmpfs (MountAPIVFS='s is not, under systemd 252). */
+        ASSERT_CONTAINS(text, "\nMountAPIVFS=yes\nTemporaryFileSystem=/run:mode=0755,nosuid,nodev\n");
         /* The default confinement, whatever the isolators. */
         ASSERT_CONTAINS(text, "\nNoNewPrivileges=yes\n");
         ASSERT_CONTAINS(text, "\nProtectKernelTunables=yes\nProtectKernelModules=yes\nProtectKernelLogs=yes\n"
@@ -642,6 +646,20 @@ static void test_render(void) {
         ASSERT_STREQ(err->msg, "annotations[0].value: \"no\" is not \"true\" or \"false\" "
                                "(sdpod/restrict-namespaces)");
         error_free(TAKE_PTR(err));
+        pod_manifest_free(ns);
+
+        /* An app's own --tmpfs at /run, however spelled, is the one /run
+         * (systemd would take only one of two). */
+        ns = manifest("{\"name\": \"a\", \"image\": {\"id\": \"" ID "\"}, \"app\": {\"exec\": [\"/bin/sh\"],"
+                      " \"isolators\": [{\"name\": \"sdpod/tmpfs\", \"value\": {\"mounts\": [{\"path\": \"//./run/\","
+                      " \"options\": \"size=1m\"}]}}]}}",
+                      "");
+        ASSERT_EQ_INT(app_unit_resolve(ns, 0, rootfd, &u, &err), 0);
+        ASSERT_EQ_INT(app_unit_render(u, g, &text), 0);
+        ASSERT(!strstr(text, "TemporaryFileSystem=/run:"));
+        ASSERT_CONTAINS(text, "\nTemporaryFileSystem=//./run/:");
+        free(text);
+        app_unit_free(TAKE_PTR(u));
         pod_manifest_free(ns);
 
         ASSERT_EQ_INT(reaper_unit_render(&m->apps[0], POD_GRAPH_MUTABLE, &text), 0);

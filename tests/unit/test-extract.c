@@ -4,6 +4,7 @@
 
 #include "basic/fs.h"
 #include "basic/digest.h"
+#include "basic/warn.h"
 #include "image/extract.h"
 #include "image/layer-stream.h"
 #include "tar-builder.h"
@@ -481,6 +482,67 @@ static void test_metadata(void) {
         close(root);
 }
 
+static unsigned n_warnings;
+static char last_warning[512];
+static void count_warning(const char *message) {
+        n_warnings++;
+        snprintf(last_warning, sizeof(last_warning), "%s", message);
+}
+
+/* An image's device node is never made (a key to the host device its
+ * numbers name): each is named in a warning, a few per layer, then
+ * counted. Only a whiteout (char 0:0) is made, without set-id bits. */
+static void test_devices(void) {
+        int root = fresh_tree();
+        TarBuilder t;
+        tar_begin(&t, ARCHIVE_FILTER_NONE);
+        struct archive_entry *e = tar_entry("dev/disk", AE_IFBLK, 0666);
+        archive_entry_set_rdev(e, makedev(7, 0));
+        tar_write(&t, e, NULL, 0);
+        e = tar_entry("dev/kmsg", AE_IFCHR, 0666);
+        archive_entry_set_rdev(e, makedev(1, 11));
+        tar_write(&t, e, NULL, 0);
+        tar_hardlink(&t, "dev/disk-link", "dev/disk");
+        e = tar_entry("gone", AE_IFCHR, 06755);
+        archive_entry_set_rdev(e, makedev(0, 0));
+        tar_write(&t, e, NULL, 0);
+        tar_file(&t, "after", "still here");
+        warn_set_handler(count_warning);
+        n_warnings = 0;
+        ASSERT_EQ_INT(apply(root, tar_end(&t), &oci, NULL), 0);
+        ASSERT_EQ_INT(n_warnings, 2);
+        ASSERT(strstr(last_warning, "\"dev/kmsg\"") && strstr(last_warning, "character device node (1:11)"));
+        ASSERT(faccessat(root, "dev/disk", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT);
+        ASSERT(faccessat(root, "dev/kmsg", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT);
+        ASSERT(faccessat(root, "dev/disk-link", F_OK, AT_SYMLINK_NOFOLLOW) < 0 && errno == ENOENT);
+        _cleanup_free_ char *after = read_at(root, "after");
+        ASSERT_STREQ(after, "still here");
+        struct stat st;
+        if (geteuid() == 0) {
+                ASSERT(fstatat(root, "gone", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISCHR(st.st_mode));
+                ASSERT(st.st_rdev == makedev(0, 0));
+                ASSERT_EQ_INT(st.st_mode & 07777, 0755);
+        }
+        close(root);
+
+        /* A layer of many: 8 named, then one count. */
+        root = fresh_tree();
+        tar_begin(&t, ARCHIVE_FILTER_NONE);
+        for (int i = 0; i < 20; i++) {
+                char name[32];
+                snprintf(name, sizeof(name), "n%d", i);
+                e = tar_entry(name, AE_IFBLK, 0600);
+                archive_entry_set_rdev(e, makedev(8, i));
+                tar_write(&t, e, NULL, 0);
+        }
+        n_warnings = 0;
+        ASSERT_EQ_INT(apply(root, tar_end(&t), &oci, NULL), 0);
+        ASSERT_EQ_INT(n_warnings, 9);
+        ASSERT(strstr(last_warning, "12 more device nodes"));
+        warn_set_handler(NULL);
+        close(root);
+}
+
 static void test_subdir(void) {
         /* ACI: only rootfs/ is the tree; the manifest and anything else stay out. */
         int root = fresh_tree();
@@ -559,6 +621,7 @@ int main(void) {
         RUN(test_budget);
         RUN(test_whiteouts_and_symlinks);
         RUN(test_metadata);
+        RUN(test_devices);
         RUN(test_subdir);
         RUN(test_garbage);
 
