@@ -730,6 +730,29 @@ static void write_lifecycle(FILE *f, const AppUnit *u, int *r) {
                 write_command(f, "ExecStopPost=", u->post_stop.path, u->post_stop.argv, r);
 }
 
+/* The app's command, run through app-stdio (APP_STDIO) when its stdout
+ * or stderr is the journal's: the pipes it gives are what /dev/stdout,
+ * /dev/stderr and /proc/self/fd/1 open, and it execs the app, which stays
+ * the unit's main process. Not with a terminal, nor when the host gave
+ * both streams (podapp add --stdout and --stderr, containerd's FIFOs):
+ * those open as they are. */
+static void write_exec_start(FILE *f, const AppUnit *u, bool journal, int *r) {
+        const PodApp *app = u->app;
+        if (!journal || (pod_app_get_annotation(app, POD_ANNOTATION_STDOUT) &&
+                         pod_app_get_annotation(app, POD_ANNOTATION_STDERR))) {
+                write_command(f, "ExecStart=", u->exec_path, app->exec, r);
+                return;
+        }
+        fputs("BindReadOnlyPaths=" APP_STDIO ":" APP_STDIO_IN_APP "\nExecStart=" APP_STDIO_IN_APP " ", f);
+        /* Arguments now, the path too: "$" and "%" escaped in each. */
+        *r = *r ?: write_word(f, u->exec_path, true);
+        for (char *const *a = app->exec; *a && *r >= 0; a++) {
+                fputc(' ', f);
+                *r = write_word(f, *a, true);
+        }
+        fputc('\n', f);
+}
+
 int app_unit_render(const AppUnit *u, PodGraph graph, char **ret) {
         const PodApp *app = u->app;
         char *buf = NULL;
@@ -743,11 +766,11 @@ int app_unit_render(const AppUnit *u, PodGraph graph, char **ret) {
         write_app_root(f, u);
         int r = write_app_identity(f, u, false);
         write_lifecycle(f, u, &r);
-        write_command(f, "ExecStart=", u->exec_path, app->exec, &r);
         bool tty = false;
         if (r >= 0)
                 r = annotation_bool(app->annotations, app->n_annotations, "app annotations", POD_ANNOTATION_TTY, false,
                                     &tty, NULL);
+        write_exec_start(f, u, !tty, &r);
         (tty ? write_tty_output : write_app_output)(f, app);
         write_app_confinement(f, u);
         return text_finish(f, &buf, r, ret);

@@ -21,6 +21,12 @@
 #define POD_VOLUMES_DIR "/sdpod/volumes"
 #define POD_APPS_DIR "/opt/stage2"    /* an app's root: POD_APPS_DIR/NAME/rootfs */
 #define POD_HELPER "/usr/lib/sdpod/pod-helper"
+/* helpers/app-stdio: gives an app pipes for its stdout and stderr in place
+ * of the journal's sockets, which no path opens (/dev/stdout: ENXIO). The
+ * stage1's copy, bound read-only into each app's root (under its /run
+ * tmpfs, not in its image) at APP_STDIO_IN_APP. */
+#define APP_STDIO "/usr/lib/sdpod/app-stdio"
+#define APP_STDIO_IN_APP "/run/sdpod/app-stdio"
 /* The units the generator writes for app NAME (printf formats of NAME). */
 #define APP_UNIT_FORMAT "app@%s.service"
 #define REAPER_UNIT_FORMAT "reaper@%s.service"

@@ -132,6 +132,11 @@ verify() {
         fi
         printf '#!/bin/sh\n' >"$vroot/usr/lib/sdpod/pod-helper"
         chmod 755 "$vroot/usr/lib/sdpod/pod-helper"
+        # app-stdio, which every app's ExecStart= runs: in the pod it is
+        # bound into the app's /run (BindReadOnlyPaths=), which verify
+        # ignores.
+        mkdir -p "$vroot/run/sdpod"
+        cp "$vroot/usr/lib/sdpod/pod-helper" "$vroot/run/sdpod/app-stdio"
         local units=() d f u
         for f in "$out"/*.service; do
                 [[ -f $f ]] && units+=("$(basename "$f")")

@@ -603,7 +603,10 @@ static void test_render(void) {
         ASSERT_CONTAINS(text, "\nBindReadOnlyPaths=/sdpod/volumes/ro:/mnt/c\n");    /* the volume is */
         ASSERT_CONTAINS(text, "\nCapabilityBoundingSet=CAP_CHOWN\n");
         ASSERT_CONTAINS(text, "\nCPUQuota=150.5%\n");
-        ASSERT_CONTAINS(text, "\nExecStart=/bin/sh\n");
+        /* Through app-stdio, bound into the app's /run: pipes for the
+         * journal's streams, which /dev/stdout could not open. */
+        ASSERT_CONTAINS(text, "\nBindReadOnlyPaths=" APP_STDIO ":" APP_STDIO_IN_APP "\nExecStart=" APP_STDIO_IN_APP
+                              " /bin/sh /bin/sh\n");
         ASSERT(!strstr(text, "ProtectSystem"));
         /* /run is a nodev tmpfs (MountAPIVFS='s is not, under systemd 252). */
         ASSERT_CONTAINS(text, "\nMountAPIVFS=yes\nTemporaryFileSystem=/run:mode=0755,nosuid,nodev\n");
@@ -661,6 +664,37 @@ static void test_render(void) {
         free(text);
         app_unit_free(TAKE_PTR(u));
         pod_manifest_free(ns);
+
+        /* app-stdio only where a stream is the journal's: not with a
+         * terminal, nor when the host gave both (podapp add --stdout and
+         * --stderr); with one given, the other still needs its pipe. */
+        static const struct {
+                const char *annotations;
+                bool wrapped;
+        } stdio_cases[] = {
+                { "{\"name\": \"sdpod/tty\", \"value\": \"true\"}", false },
+                { "{\"name\": \"sdpod/stdout\", \"value\": \"/o\"}, {\"name\": \"sdpod/stderr\", \"value\": \"/e\"}", false },
+                { "{\"name\": \"sdpod/stdout\", \"value\": \"/o\"}", true },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(stdio_cases); i++) {
+                char app[512];
+                snprintf(app, sizeof(app),
+                         "{\"name\": \"a\", \"image\": {\"id\": \"" ID "\"}, \"app\": {\"exec\": [\"/bin/sh\"]},"
+                         " \"annotations\": [%s]}",
+                         stdio_cases[i].annotations);
+                ns = manifest(app, "");
+                ASSERT_EQ_INT(app_unit_resolve(ns, 0, rootfd, &u, &err), 0);
+                ASSERT_EQ_INT(app_unit_render(u, g, &text), 0);
+                if (stdio_cases[i].wrapped)
+                        ASSERT_CONTAINS(text, "\nExecStart=" APP_STDIO_IN_APP " /bin/sh /bin/sh\n");
+                else {
+                        ASSERT_CONTAINS(text, "\nExecStart=/bin/sh\n");
+                        ASSERT(!strstr(text, APP_STDIO));
+                }
+                free(text);
+                app_unit_free(TAKE_PTR(u));
+                pod_manifest_free(ns);
+        }
 
         ASSERT_EQ_INT(reaper_unit_render(&m->apps[0], POD_GRAPH_MUTABLE, &text), 0);
         ASSERT(!strstr(text, "shutdown.service"));

@@ -1,0 +1,74 @@
+#!/bin/bash
+#
+# test-app-stdout.sh - an app's stdout and stderr open by path (issue 26,
+# item 1): images link their logs to /dev/stdout and /dev/stderr (nginx,
+# httpd), and a journal stream socket does not open (ENXIO). Apps get
+# pipes whose other end reaches the journal (app-stdio, sdpod-stage1(7)):
+# /dev/stdout, /dev/stderr, /proc/self/fd/1 open; the lines are the app's
+# in the journal (its SyslogIdentifier, unit and priorities, as before) and
+# on the console of sdpod run; nothing is lost when the app exits.
+
+. "$(dirname "$0")/lib.sh"
+
+use_real_images
+require_tool systemd-nspawn systemd-container
+
+trap '_rc=$?; bg_pods_cleanup; remove_all_pods; (exit "$_rc"); _lib_on_exit' EXIT
+leak_begin
+
+busybox_layout
+import_ok BB --name=busybox "$IMG/oci"
+
+# Each step exits with its own code when it fails: the exit status says
+# which open failed.
+WRITER='echo out-dev-stdout >/dev/stdout || exit 11
+echo err-dev-stderr >/dev/stderr || exit 12
+echo out-proc-fd1 >/proc/self/fd/1 || exit 13
+exec 3>/dev/stderr || exit 14
+echo err-fd3 >&3
+echo plain-out
+echo plain-err >&2
+echo "<3>prio-err"'
+
+# ---------------------------------------------------------------------------
+echo "# sdpod run: the opens work, the console shows the lines"
+# ---------------------------------------------------------------------------
+assert_exit 0 sd run busybox --app=writer --exec=/bin/sh -- -c "$WRITER"
+for l in out-dev-stdout err-dev-stderr out-proc-fd1 err-fd3 plain-out plain-err; do
+	assert_contains "sdpod run shows $l" "$OUT$ERR" "$l"
+done
+
+# ---------------------------------------------------------------------------
+echo "# the journal: the app's identifier, unit and priorities"
+# ---------------------------------------------------------------------------
+assert_exit 0 pa sandbox --keep-on-app-failure
+S=$OUT
+assert_exit 0 pa add "$S" --app=writer busybox --exec=/bin/sh -- -c "$WRITER"
+assert_exit 0 pa add "$S" --app=lines busybox --exec=/bin/sh -- -c 'seq 1 10000; echo lines-done'
+assert_exit 0 pa start "$S" --app=writer
+assert_exit 0 pa start "$S" --app=lines
+check "the writer exited 0" wait_until 20 status_is "$S" app-writer 0
+check "the 10,000-line app exited 0" wait_until 20 status_is "$S" app-lines 0
+check "the last line is in the journal" wait_until 20 journal_has lines-done "$S" --app=lines
+
+J=$(sd journal "$S" --app=writer --no-pager -o json 2>/dev/null)
+# MESSAGE PRIORITY SYSLOG_IDENTIFIER _SYSTEMD_UNIT of the line MSG
+fields() {
+	jq -r --arg m "$1" 'select(.MESSAGE == $m) | [.PRIORITY, .SYSLOG_IDENTIFIER, ._SYSTEMD_UNIT] | join(" ")' <<<"$J" | head -1
+}
+for l in out-dev-stdout err-dev-stderr out-proc-fd1 err-fd3 plain-out plain-err; do
+	assert_eq "$l: info, the app's identifier and unit" "6 writer app@writer.service" "$(fields "$l")"
+done
+assert_eq "a <3> prefix is still the line's priority" "3 writer app@writer.service" "$(fields prio-err)"
+assert_eq "the lines keep their order" "out-dev-stdout err-dev-stderr out-proc-fd1 err-fd3 plain-out plain-err prio-err" \
+	"$(jq -r 'select(.SYSLOG_IDENTIFIER == "writer") | .MESSAGE' <<<"$J" | tr '\n' ' ' | sed 's/ $//')"
+
+# All 10,000, in order, nothing lost when the app exited at once.
+L=$(sd journal "$S" --app=lines --no-pager -o json 2>/dev/null |
+	jq -r 'select(.SYSLOG_IDENTIFIER == "lines") | .MESSAGE')
+assert_eq "all 10,000 lines are in the journal" 10000 "$(grep -cx '[0-9]*' <<<"$L")"
+assert_eq "in order" "$(seq 1 10000 | md5sum)" "$(grep -x '[0-9]*' <<<"$L" | md5sum)"
+
+assert_exit 0 sd stop "$S"
+assert_exit 0 sd rm "$S"
+leak_check
