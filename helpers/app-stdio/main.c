@@ -14,8 +14,8 @@
  * unit's main process (its PID, exit status, signals, sd_notify and
  * watchdog pings are the app's, as before).
  *
- * The other end is copied by a relay, a grandchild that the pod's PID 1
- * inherits, in the app's cgroup and confinement, to the very sockets the
+ * The other end is copied by a relay, the app's sibling (a child of the
+ * pod's PID 1), in the app's cgroup and confinement, to the very sockets the
  * pod's systemd connected: the journal sees the same streams as before,
  * with the app's SyslogIdentifier, unit, priority, level prefixes and
  * console forwarding. Stdout and stderr that were one socket stay one
@@ -35,6 +35,7 @@
  * libraries. */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -43,7 +44,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -136,13 +137,13 @@ static void close_all_but(int *keep, size_t n) {
         close_range(from, ~0U, 0);
 }
 
+/* The signals the relay ignores: a stop's SIGTERM reaches it with the
+ * app's, and it must outlive the app to relay its last words. */
+static const int ignored[] = { SIGTERM, SIGINT, SIGHUP, SIGPIPE };
+#define N_IGNORED (sizeof(ignored) / sizeof(ignored[0]))
+
 static void relay(Stream *st, size_t n) {
         static char buf[BUF_SIZE];
-        struct sigaction ign = { .sa_handler = SIG_IGN };
-        sigaction(SIGTERM, &ign, NULL);
-        sigaction(SIGINT, &ign, NULL);
-        sigaction(SIGHUP, &ign, NULL);
-        sigaction(SIGPIPE, &ign, NULL);
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
@@ -215,17 +216,24 @@ int main(int argc, char **argv) {
                 wr[1] = wr[0];
 
         if (n > 0) {
-                pid_t pid = fork();
+                /* A sibling, not a child, of the app (CLONE_PARENT): the
+                 * pod's systemd reaps it, and the app, which would not
+                 * expect a child, never sees one; and one fork, not two. */
+                /* Ignored before the relay exists: the app may exit and
+                 * its unit send SIGTERM before the relay ran at all. The
+                 * app gets its own dispositions back. */
+                struct sigaction ign = { .sa_handler = SIG_IGN }, old[N_IGNORED];
+                for (size_t i = 0; i < N_IGNORED; i++)
+                        sigaction(ignored[i], &ign, &old[i]);
+                pid_t pid = (pid_t) syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, NULL, NULL, 0);
                 if (pid < 0) {
-                        warn("fork", errno);
+                        warn("clone", errno);
                         return 127;
                 }
+                if (pid > 0)
+                        for (size_t i = 0; i < N_IGNORED; i++)
+                                sigaction(ignored[i], &old[i], NULL);
                 if (pid == 0) {
-                        /* Twice: the relay is no child of the app's, which
-                         * would not expect one. */
-                        pid_t g = fork();
-                        if (g != 0)
-                                _exit(g < 0 ? 1 : 0);
                         int keep[4];
                         size_t k = 0;
                         for (size_t i = 0; i < n; i++) {
@@ -235,13 +243,6 @@ int main(int argc, char **argv) {
                         close_all_but(keep, k);
                         relay(st, n);
                         _exit(0);
-                }
-                int status;
-                while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-                        ;
-                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-                        warn("fork", EAGAIN);
-                        return 127;
                 }
                 for (int i = 0; i < 2; i++)
                         if (wr[i] >= 0 && dup2(wr[i], i + 1) < 0) {

@@ -6,7 +6,8 @@
  *                      status of app@NAME.service in /sdpod/status/NAME and,
  *                      when the app failed and no stop of it was asked for
  *                      (/sdpod/apps/NAME/stop-requested), makes it the pod's
- *                      exit code
+ *                      exit code; first waits (5 s at most) for the
+ *                      app's output relay (app-stdio) to end
  *   halt NAME          app-failed@NAME.service of a mutable pod: the app
  *                      failed, the pod halts (halt.target)
  *   exit               ExecStop of shutdown.service: ends the pod
@@ -28,6 +29,7 @@
  *                      attached the pod's network (/sdpod/net/ready)
  *   fail CODE MESSAGE  an app or manifest the generator could not turn into
  *                      a runnable unit: says why and exits with CODE */
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/inotify.h>
 #include <sys/reboot.h>
@@ -70,8 +72,44 @@ static int open_status_dir(Error **err) {
         return fd < 0 ? error_sys(err, -errno, "%s", path) : fd;
 }
 
+/* Whether a relay of app's output (helpers/app-stdio) is still running: a
+ * process named so in the app's unit's cgroup. */
+static bool relay_running(const char *app) {
+        char suffix[300];
+        snprintf(suffix, sizeof(suffix), "/" APP_UNIT_FORMAT "\n", app);
+        _cleanup_closedir_ DIR *d = opendir("/proc");
+        if (!d)
+                return false;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (de->d_name[0] < '1' || de->d_name[0] > '9')
+                        continue;
+                _cleanup_close_ int pfd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                _cleanup_free_ char *comm = NULL, *cg = NULL;
+                if (pfd < 0 || read_file_at(pfd, "comm", 64, &comm, NULL, NULL) < 0 || !streq(comm, "app-stdio\n") ||
+                    read_file_at(pfd, "cgroup", 64 * 1024, &cg, NULL, NULL) < 0)
+                        continue;
+                /* The line of the hierarchy that tracks units ends so. */
+                if (strstr(cg, suffix))
+                        return true;
+        }
+        return false;
+}
+
+/* The app's last output: when the app exits, its relay still copies what
+ * it wrote to the journal, and systemd does not wait for a unit's other
+ * processes in a container on the legacy cgroup hierarchy. The pod stops
+ * its journal only after the reapers: each waits for its app's relay,
+ * 5 s at most (the app may name a process of its own so). */
+static void wait_relay(const char *app) {
+        uint64_t deadline = now_usec() + 5 * USEC_PER_SEC;
+        while (relay_running(app) && now_usec() < deadline)
+                usleep(10 * 1000);
+}
+
 static int reap(const char *app) {
         Error *err = NULL;
+        wait_relay(app);
         char unit[256], buf[16];
         snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app);
         _cleanup_bus_ sd_bus *bus = NULL;
