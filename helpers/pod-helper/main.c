@@ -31,7 +31,9 @@
  *                      a runnable unit: says why and exits with CODE */
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/inotify.h>
+#include <sys/syscall.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
 
@@ -72,14 +74,14 @@ static int open_status_dir(Error **err) {
         return fd < 0 ? error_sys(err, -errno, "%s", path) : fd;
 }
 
-/* Whether a relay of app's output (helpers/app-stdio) is still running: a
- * process named so in the app's unit's cgroup. */
-static bool relay_running(const char *app) {
+/* A relay of app's output (helpers/app-stdio) that still runs: a process
+ * named so in the app's unit's cgroup; 0 when there is none. */
+static pid_t find_relay(const char *app) {
         char suffix[300];
         snprintf(suffix, sizeof(suffix), "/" APP_UNIT_FORMAT "\n", app);
         _cleanup_closedir_ DIR *d = opendir("/proc");
         if (!d)
-                return false;
+                return 0;
         struct dirent *de;
         while ((de = readdir(d))) {
                 if (de->d_name[0] < '1' || de->d_name[0] > '9')
@@ -91,20 +93,36 @@ static bool relay_running(const char *app) {
                         continue;
                 /* The line of the hierarchy that tracks units ends so. */
                 if (strstr(cg, suffix))
-                        return true;
+                        return (pid_t) atoi(de->d_name);
         }
-        return false;
+        return 0;
 }
 
 /* The app's last output: when the app exits, its relay still copies what
  * it wrote to the journal, and systemd does not wait for a unit's other
  * processes in a container on the legacy cgroup hierarchy. The pod stops
- * its journal only after the reapers: each waits for its app's relay,
- * 5 s at most (the app may name a process of its own so). */
+ * its journal only after the reapers: each waits for its app's relays to
+ * end (a pidfd, woken at once), 5 s at most in all (an app may name a
+ * process of its own so). */
 static void wait_relay(const char *app) {
         uint64_t deadline = now_usec() + 5 * USEC_PER_SEC;
-        while (relay_running(app) && now_usec() < deadline)
-                usleep(10 * 1000);
+        pid_t pid, last = 0;
+        while ((pid = find_relay(app)) > 0) {
+                uint64_t now = now_usec();
+                if (now >= deadline)
+                        return;
+                /* Ended, but its zombie not reaped by PID 1 yet. */
+                if (pid == last)
+                        usleep(2 * 1000);
+                last = pid;
+                int left_ms = (int) ((deadline - now) / 1000) + 1;
+                _cleanup_close_ int fd = (int) syscall(SYS_pidfd_open, pid, 0);
+                if (fd >= 0) {
+                        struct pollfd p = { .fd = fd, .events = POLLIN };
+                        (void) poll(&p, 1, left_ms);
+                } else if (errno != ESRCH)
+                        usleep(10 * 1000);
+        }
 }
 
 static int reap(const char *app) {
