@@ -226,13 +226,17 @@ int main(int argc, char **argv) {
                 for (size_t i = 0; i < N_IGNORED; i++)
                         sigaction(ignored[i], &ign, &old[i]);
                 pid_t pid = (pid_t) syscall(SYS_clone, CLONE_PARENT | SIGCHLD, 0, NULL, NULL, 0);
-                if (pid < 0) {
-                        warn("clone", errno);
-                        return 127;
-                }
-                if (pid > 0)
+                if (pid != 0)
                         for (size_t i = 0; i < N_IGNORED; i++)
                                 sigaction(ignored[i], &old[i], NULL);
+                if (pid < 0) {
+                        /* No task left (a --pids-limit of 1): the app
+                         * runs as before, on the sockets, rather than
+                         * not at all. */
+                        warn("no relay for the app's output, /dev/stdout will not open: clone", errno);
+                        n = 0;
+                        wr[0] = wr[1] = -1;
+                }
                 if (pid == 0) {
                         int keep[4];
                         size_t k = 0;
