@@ -69,6 +69,24 @@ L=$(sd journal "$S" --app=lines --no-pager -o json 2>/dev/null |
 assert_eq "all 10,000 lines are in the journal" 10000 "$(grep -cx '[0-9]*' <<<"$L")"
 assert_eq "in order" "$(seq 1 10000 | md5sum)" "$(grep -x '[0-9]*' <<<"$L" | md5sum)"
 
+# Only stdout given (a host file, as podapp add --stdout and containerd
+# give): the app writes to it as before, and stderr still gets its pipe.
+# (The file itself is the host's, made 0600 for the host's root: the app
+# writes to the descriptor, but /dev/stdout does not reopen it, as before.)
+# And a user that is not root opens its own pipes.
+assert_exit 0 pa add "$S" --app=half busybox --stdout="$T/half.txt" --exec=/bin/sh -- -c \
+	'echo half-out; echo half-err >/dev/stderr || exit 12'
+assert_exit 0 pa add "$S" --app=nobody busybox --user=65534 --exec=/bin/sh -- -c \
+	'echo nobody-out >/dev/stdout || exit 11; echo nobody-err >/dev/stderr || exit 12'
+assert_exit 0 pa start "$S" --app=half
+assert_exit 0 pa start "$S" --app=nobody
+check "--stdout to a file: the app exited 0" wait_until 20 status_is "$S" app-half 0
+check "a user that is not root: the app exited 0" wait_until 20 status_is "$S" app-nobody 0
+assert_eq "--stdout to a file: the file has stdout" half-out "$(cat "$T/half.txt" 2>/dev/null)"
+check "--stdout to a file: stderr is in the journal" wait_until 10 journal_has half-err "$S" --app=half
+check "a user that is not root: its stdout is in the journal" wait_until 10 journal_has nobody-out "$S" --app=nobody
+check "a user that is not root: its stderr is in the journal" wait_until 10 journal_has nobody-err "$S" --app=nobody
+
 assert_exit 0 sd stop "$S"
 assert_exit 0 sd rm "$S"
 leak_check
