@@ -165,7 +165,11 @@ static void relay(Stream *st, size_t n) {
                         if (r < 0 && (errno == EINTR || errno == EAGAIN))
                                 continue;
                         if (r <= 0) {
-                                /* Every writer is gone: all was read. */
+                                /* Every writer is gone: all was read. What
+                                 * was dropped is said if the journal reads
+                                 * again by now. */
+                                st[i].stalled_since.tv_sec = 0;
+                                forward(&st[i], "", 0);
                                 close(st[i].in);
                                 pf[i].fd = -1;
                                 open_n--;
