@@ -58,19 +58,20 @@ echo bind >"$T/vparent/binds/0"
 echo keep >"$T/vparent/rootfs/keep"
 victim_before=$(snapshot "$VICTIM" --mtime)
 vparent_before=$(snapshot "$T/vparent" --mtime)
-tar -C "$T" -cf "$T/victims.tar" victim vparent
+mkdir "$T/victims.orig"
+cp -a "$VICTIM" "$T/vparent" "$T/victims.orig/"
 # Each case checked on its own: the victims are put back as they were.
 victims_intact() {
 	assert_eq "$1: the victim directory is unchanged" "$victim_before" "$(snapshot "$VICTIM" --mtime)"
 	assert_eq "$1: the victim app-like directory is unchanged" "$vparent_before" "$(snapshot "$T/vparent" --mtime)"
 	rm -rf -- "$VICTIM" "$T/vparent"
-	tar -C "$T" -xpf "$T/victims.tar"
+	cp -a "$T/victims.orig/victim" "$T/victims.orig/vparent" "$T/"
 }
 
 # ---------------------------------------------------------------------------
 echo "# (a) symlinks the pod plants where the cleanup walks are never followed"
 # ---------------------------------------------------------------------------
-assert_exit 0 pa sandbox
+assert_exit 0 pa sandbox --keep-on-app-failure
 U=$OUT
 L=$(leader_of "$U")
 # A host-rooted process in the pod's pid namespace: its /proc/PID/root,
@@ -108,7 +109,7 @@ pa add "$U" --app=b busybox --exec=/bin/true >/dev/null 2>&1 || true
 victims_intact "podapp add over a planted stdio and binds link"
 pa add "$U" --app=c busybox --exec=/bin/true >/dev/null 2>&1 || true
 victims_intact "podapp add over a planted app directory link"
-assert_exit 2 pa add "$U" --app=f --bind="$T/no-such-source:/x" busybox --exec=/bin/true
+assert_exit 3 pa add "$U" --app=f --bind="$T/no-such-source:/x" busybox --exec=/bin/true
 pa add "$U" --app=f --bind="$T/victim:/x" --bind="$T/no-such-source:/y" busybox --exec=/bin/true >/dev/null 2>&1 || true
 victims_intact "podapp add's failure path"
 pa rm "$U" --app=d >/dev/null 2>&1 || true
@@ -169,8 +170,9 @@ mkdir -m 0755 "$T/rootfs"
 cp -a "$IMG/rootfs/." "$T/rootfs/"
 echo host-owned >"$T/rootfs/root-file"
 mkdir -m 1777 "$T/rootfs/open"
-echo host-owned >"$T/stdout-root"
-chmod 0644 "$T/stdout-root"
+# The operator's choice: a root-owned output file the pod may write.
+: >"$T/stdout-root"
+chmod 0666 "$T/stdout-root"
 assert_exit 0 pa add "$U" --app=binder --user=0 --group=0 --bind="$T/bind:/b" --stdout="$T/stdout-root" busybox \
 	--exec=/bin/sh -- -c '
 	echo pwned >/b/root-file 2>/dev/null && echo bindfile=written || echo bindfile=refused
@@ -187,8 +189,22 @@ if [ -e "$T/bind/open/suid" ]; then
 else
 	pass "the pod could not write a set-user-ID file into the --bind"
 fi
-assert_eq "the --stdout file keeps its host owner" "0 -rw-r--r--" "$(stat -c '%u %A' "$T/stdout-root")"
+assert_exit 0 as_pod_root "$U" '
+	$B chmod 4755 /opt/stage2/binder/stdio/1 2>/dev/null && echo chmod=done || echo chmod=refused
+	$B chown 0:0 /opt/stage2/binder/stdio/1 2>/dev/null && echo chown=done || echo chown=refused'
+assert_contains "the pod's root cannot change the mode of a root-owned --stdout file" "$OUT" chmod=refused
+assert_eq "which keeps its host owner and mode" "0 -rw-rw-rw-" "$(stat -c '%u %A' "$T/stdout-root")"
 
+# A root-owned tree is refused in a pod with a user namespace (before the
+# fix its root became the host's root on every file of it); a tree the
+# operator gave to the pod's range works, and its root-owned files stay
+# out of the pod's reach.
+assert_exit 4 pa add "$U" --app=rooted --user=0 --group=0 --rootfs="$T/rootfs" -- /bin/true
+assert_contains "a root-owned --rootfs is refused, saying why" "$ERR" "not by the pod's root"
+BASE=$(sd status "$U" | sed -n 's/^private-users=//p')
+BASE=${BASE%:65536}
+chown -R "$BASE:$BASE" "$T/rootfs"
+chown 0:0 "$T/rootfs/root-file"
 assert_exit 0 pa add "$U" --app=rooted --user=0 --group=0 --rootfs="$T/rootfs" --stdout="$T/stdout-rootfs" \
 	--exec=/bin/sh -- -c '
 	echo pwned >/root-file 2>/dev/null && echo rootfile=written || echo rootfile=refused
@@ -197,14 +213,13 @@ assert_exit 0 pa start "$U" --app=rooted
 wait_for "the app rooted ran" 20 app_exited "$U" rooted
 assert_contains "root in the pod cannot rewrite a root-owned file of a --rootfs" "$(cat "$T/stdout-rootfs")" rootfile=refused
 assert_eq "which is unchanged" host-owned "$(cat "$T/rootfs/root-file")"
-if [ -e "$T/rootfs/open/suid" ]; then
-	st=$(stat -c '%u %A' "$T/rootfs/open/suid")
-	check_not "a set-user-ID file the pod wrote into a --rootfs is not a host-root set-user-ID program ($st)" \
-		test "$(stat -c %u "$T/rootfs/open/suid")" = 0 -a -u "$T/rootfs/open/suid"
-else
-	pass "the pod could not write a set-user-ID file into the --rootfs"
-fi
-check_not "the --stdout file it made is not the host root's set-user-ID program" test -u "$T/stdout-rootfs"
+assert_file_exists "$T/rootfs/open/suid"
+st=$(stat -c '%u %A' "$T/rootfs/open/suid")
+assert_eq "a set-user-ID file the pod wrote into a --rootfs is its range's, not the host root's" "$BASE" "${st%% *}"
+assert_exit 0 as_pod_root "$U" '$B chmod 4755 /opt/stage2/rooted/stdio/1; echo chmod=tried'
+st=$(stat -c '%u %A' "$T/stdout-rootfs")
+check_not "a --stdout file sdpod made is never the host root's set-user-ID program ($st)" \
+	test "$(stat -c %u "$T/stdout-rootfs")" = 0 -a -u "$T/stdout-rootfs"
 
 assert_exit 0 pa rm "$U" --app=binder
 assert_exit 0 pa rm "$U" --app=rooted
