@@ -170,7 +170,7 @@ static int open_private_socket(pid_t leader, Error **err) {
         _cleanup_close_ int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root_fd < 0)
                 return error_sys(err, -errno, "the pod's root %s", root);
-        int fd = open_in_root(root_fd, SYSTEMD_PRIVATE_SOCKET, O_PATH, 0);
+        int fd = pod_path_open(root_fd, SYSTEMD_PRIVATE_SOCKET, O_PATH | O_NOFOLLOW, 0);
         struct stat st;
         if (fd >= 0 && (fstat(fd, &st) < 0 || !S_ISSOCK(st.st_mode))) {
                 close(fd);
