@@ -194,7 +194,7 @@ static const char add_usage[] =
         "  --bind=SOURCE:DESTINATION[:ro]\n"
         "                          bind the host's SOURCE at DESTINATION in the app\n"
         "                          (all of these as host volumes: host owners kept,\n"
-        "                          never idmapped, nosuid, nodev)\n"
+        "                          never idmapped, nodev; nosuid but --rootfs)\n"
         "  --supplementary-groups=GID[,GID...]\n"
         "                          more groups of the app, by number\n"
         "  --rlimit=NAME=SOFT[:HARD]\n"

@@ -118,9 +118,13 @@ static int move_into(int root, void *userdata) {
  * pod's root the owner of the host's root-owned files there (it could
  * rewrite them, and leave a set-user-ID-root program for the host's
  * users). So the pod sees the host's owners as nobody, and what it writes
- * there is owned by its own range on the host. nosuid and nodev: nothing
- * there raises an app's privileges or opens a device. */
-static int host_tree_clone(const char *path, bool read_only, bool *ret_file, int *ret_fd, Error **err) {
+ * there is owned by its own range on the host. nodev: nothing there opens
+ * a device. nosuid but for an app's root (app_root): a bind or stream
+ * raises no app's privileges, while an app's own root keeps its
+ * set-user-ID programs as an image's tree does (for the pod's ids only,
+ * and only where the app's NoNewPrivileges is off; containerd's
+ * containers expect them). */
+static int host_tree_clone(const char *path, bool read_only, bool app_root, bool *ret_file, int *ret_fd, Error **err) {
         struct stat st;
         if (stat(path, &st) < 0)
                 return error_sys(err, -errno, "%s", path);
@@ -130,11 +134,11 @@ static int host_tree_clone(const char *path, bool read_only, bool *ret_file, int
         _cleanup_close_ int fd = open_tree(AT_FDCWD, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (dir ? AT_RECURSIVE : 0));
         if (fd < 0)
                 return error_sys(err, -errno, "%s: cannot clone its mount", path);
-        struct mount_attr attr = { .attr_set = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV };
+        struct mount_attr attr = { .attr_set = MOUNT_ATTR_NODEV | (app_root ? 0 : MOUNT_ATTR_NOSUID) };
         if (read_only)
                 attr.attr_set |= MOUNT_ATTR_RDONLY;
         if (mount_setattr(fd, "", AT_EMPTY_PATH | (dir ? AT_RECURSIVE : 0), &attr, sizeof(attr)) < 0)
-                return error_sys(err, -errno, "%s: cannot make its bind nosuid, nodev%s", path,
+                return error_sys(err, -errno, "%s: cannot make its bind %s%s", path, app_root ? "nodev" : "nosuid, nodev",
                                  read_only ? " and read-only" : "");
         *ret_file = !dir;
         *ret_fd = TAKE_FD(fd);
@@ -145,7 +149,7 @@ static int host_tree_clone(const char *path, bool read_only, bool *ret_file, int
 static int mount_host_path(const PodProcess *p, const char *path, const char *target, bool read_only, Error **err) {
         _cleanup_close_ int fd = -1;
         bool file = false;
-        int r = host_tree_clone(path, read_only, &file, &fd, err);
+        int r = host_tree_clone(path, read_only, false, &file, &fd, err);
         if (r < 0)
                 return r;
         r = in_mount_namespace(p->leader, NULL, move_into, &(MoveArgs) { fd, target + 1, file });
@@ -222,7 +226,7 @@ int pod_app_root_mount(const PodProcess *p, const char *pod, const char *data, c
         if (app->rootfs) {
                 /* The directory as it is: the app's changes land in it. */
                 bool file = false;
-                if ((r = host_tree_clone(app->rootfs, false, &file, &mount_fd, err)) < 0)
+                if ((r = host_tree_clone(app->rootfs, false, true, &file, &mount_fd, err)) < 0)
                         return error_prefix(err, "app %s: its root", app->name);
                 if (file)
                         return error_set(err, -ENOTDIR, "app %s: its root %s is not a directory", app->name, app->rootfs);
