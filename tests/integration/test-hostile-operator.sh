@@ -147,6 +147,7 @@ scan_while_commands_run() {
 	pa add "$uuid" --app="s2" busybox --exec=/bin/sleep -- 100 >/dev/null 2>&1 || true
 	rm -f "/proc/$(leader_of "$uuid")/root/tmp/scan-go"
 	wait "$scan_pid" || true
+	assert_exit 0 pa exec "$uuid" --app=s /bin/true
 	assert_match "$what: the pod's root scanned while the commands ran" 'scans=[1-9]' "$(cat "$T/scan.out")"
 	assert_not_contains "$what: nothing in the pod leads to the host's root" "$(cat "$T/scan.out")" found=
 }

@@ -36,6 +36,14 @@
 #      or where the tree is made (lib/pod/stage1.c).
 #   6. The resolver exists and the app cleanup (lib/pod/pod-app-root.c)
 #      uses it.
+#   7. setns( only where a pod's namespaces are entered safely: the bus
+#      helper (lib/bus/pod-bus.c: a child enters every namespace of the
+#      pod, not dumpable, with only the fds it needs, before it makes the
+#      one process the pod sees), the app mounts (lib/pod/pod-app-root.c:
+#      the mount namespace only, staying in the host's pid namespace the
+#      pod does not see), and network namespaces (lib/net/netns.c,
+#      lib/pod/pod-supervise.c). A process of the host the pod can see
+#      with the host's root would give it /proc/PID/root to the host.
 # A new exception is a decision: add it here with its reason.
 #
 # Usage: bash tests/unit/test-pod-paths.sh [SOURCE_ROOT]
@@ -114,6 +122,11 @@ while IFS= read -r file; do
 		allowed "$file" lib/pod/pod-run.c lib/pod/stage1.c ||
 			fail "$hit: a path below a pod's stage1/rootfs; open it and use pod_path_open()"
 	done < <(grep -E '"[^"]*stage1/rootfs(/|%)[^"]*"|path_join3\([^,]+, *"stage1/rootfs[^"]*", *[a-z_]' <<<"$code")
+	while IFS= read -r hit; do
+		[ -n "$hit" ] || continue
+		allowed "$file" lib/bus/pod-bus.c lib/pod/pod-app-root.c lib/net/netns.c lib/pod/pod-supervise.c ||
+			fail "$hit: setns() outside the helpers that enter a pod safely"
+	done < <(grep -E '(^|[^_a-z])setns\(' <<<"$code")
 done < <(find lib helpers generator -name '*.c' | sort)
 
 grep -q '^int pod_path_open(' lib/basic/fs.c || fail "lib/basic/fs.c has no pod_path_open()"
