@@ -36,7 +36,9 @@ int app_root_layers(const char *pod, const char *data, const PodApp *app, AppRoo
 }
 
 /* Runs f in a child that has entered the mount namespace of process pid,
- * with rootfd, an fd of root (absolute in that namespace; NULL: its "/"),
+ * with rootfd, an fd of root (absolute in that namespace; NULL: its "/";
+ * else a path of the host's own, POD/stage1/rootfs, whose every component
+ * is the host's: the pod's tree begins below it),
  * the one way into the pod's tree: the child itself is rooted in the
  * host's procfs (pod_tree_enter()), so no path of the pod is ever resolved
  * but through pod_path_open() from rootfd. It is not dumpable and holds no
