@@ -4,6 +4,7 @@
 #include <linux/capability.h>
 #include <linux/close_range.h>
 #include <sched.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -49,6 +50,8 @@ static int connect_and_send(int sock, int target_fd, int pidfd, bool userns) {
         int null = open("/dev/null", O_RDWR | O_CLOEXEC);
         if (prctl(PR_SET_DUMPABLE, 0) < 0 || null < 0 || dup2(null, 0) < 0 || dup2(null, 1) < 0 || dup2(null, 2) < 0)
                 return -errno;
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0)
+                return -errno;
         int keep[] = { sock, target_fd, pidfd }, r = close_all_but(keep, ELEMENTSOF(keep));
         if (r < 0)
                 return r;
@@ -74,6 +77,12 @@ static int connect_and_send(int sock, int target_fd, int pidfd, bool userns) {
         if (child < 0)
                 return -errno;
         if (child == 0) {
+                /* It ends with us: a caller that gives up on a pod that
+                 * does not answer (and kills us) leaves nothing behind.
+                 * We are outside its pid namespace: while we live, its
+                 * parent is 0 to it (the pod's PID 1 once we are gone). */
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != 0)
+                        _exit(EIO);
                 /* In the pod's pid namespace: connect(2) to the inode
                  * itself, through the fd's magic link of the pod's /proc
                  * (a /proc the pod faked leads to a socket of its own:
