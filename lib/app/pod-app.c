@@ -257,7 +257,8 @@ int pod_app_add(PodStore *ps, Pod *p, ImageStore *is, const AppArgs *a, Error **
          * add or rm: it goes first. */
         if ((r = remove_app_resources(&ap, app->name, err)) < 0 ||
             (r = pod_render_app(p->fd, is, app, pod_userns_root(&u), err)) < 0 ||
-            (crash_point(CRASH_ADD_RENDERED), r = pod_app_root_mount(&ap.proc, ap.path, ps->root, app, u.enabled, err)) < 0) {
+            (crash_point(CRASH_ADD_RENDERED), r = pod_app_root_mount(&ap.proc, ap.path, ps->root, app, u.enabled,
+                                                                      pod_userns_root(&u), err)) < 0) {
                 _cleanup_error_ Error *ignored = NULL;
                 (void) remove_app_resources(&ap, app->name, &ignored);
                 return explain_exit(&ap, error_prefix(err, "pod %s", p->uuid), err);

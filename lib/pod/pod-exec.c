@@ -57,7 +57,7 @@ static int pod_pty_open(pid_t leader, uid_t owner, char path[static 32], int *re
         _cleanup_close_ int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root_fd < 0)
                 return error_sys(err, -errno, "the pod's root");
-        _cleanup_close_ int pts = open_in_root(root_fd, "/dev/pts", O_PATH | O_DIRECTORY, 0);
+        _cleanup_close_ int pts = pod_path_open(root_fd, "/dev/pts", O_PATH | O_DIRECTORY, 0);
         if (pts < 0)
                 return error_sys(err, pts, "the pod's /dev/pts");
         struct statfs sfs;
