@@ -9,6 +9,7 @@
 #include "manifest/app-args.h"
 #include "manifest/pod-net.h"
 #include "net/pod-network.h"
+#include "pod/pod-cgroup.h"
 #include "pod/pod-info.h"
 #include "pod/pod-journal.h"
 #include "pod/pod-prepare.h"
@@ -65,6 +66,8 @@ static const char prepare_usage[] =
         "                          every app's stop timeout unless it has its own\n"
         "  --pod-watchdog=DURATION kill the pod when its systemd has not answered for\n"
         "                          that long\n"
+        "  --pod-pids-limit=N      at most N tasks (processes and threads) in the whole\n"
+        "                          pod (default 4096)\n"
         CLI_PULL_OPTIONS_HELP
         "App options (after its IMAGE, or before the first IMAGE for the first app):\n"
         "  --app=NAME              the app's name (default: from the image name)\n" CLI_APP_OPTIONS_HELP;
@@ -295,6 +298,14 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
         }
         if (info->manifest_error)
                 printf("manifest-error=%s\n", info->manifest_error);
+        /* Why gc keeps the pod (written by the host's gc, not the pod). */
+        _cleanup_free_ char *blocked = NULL;
+        size_t blocked_size = 0;
+        if (read_file_at(p->fd, POD_GC_BLOCKED_FILE, 512, &blocked, &blocked_size, &ignored) >= 0) {
+                text_make_printable(blocked, blocked_size, false);
+                printf("gc-blocked=%s\n", blocked);
+        } else
+                error_free(TAKE_PTR(ignored));
         return fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
 }
 

@@ -50,6 +50,11 @@
  * "destination": PATH[, "readOnly": true]}, host files or directories bound
  * into the pod for this app alone. */
 #define POD_ANNOTATION_BINDS "sdpod/binds"
+/* The pod's task limit (--pod-pids-limit): tasks, processes and threads,
+ * the whole pod may have at once, 1 to POD_PIDS_LIMIT_MAX (pod-cgroup.h
+ * has the default). Not sdpod/pids-limit: that is an app's TasksMax=. */
+#define POD_ANNOTATION_PIDS_LIMIT "sdpod/pod-pids-limit"
+#define POD_PIDS_LIMIT_MAX 4194304
 
 typedef struct PodNameValue {
         const char *name;

@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/magic.h>
+#include <poll.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <sys/vfs.h>
 #include <time.h>
 
 #include "basic/fs.h"
+#include "basic/strv.h"
 #include "basic/uuid.h"
 #include "pod/pod-cgroup.h"
+#include "unit/app-isolators.h"
 
 #define CGROUP_ROOT "/sys/fs/cgroup"
 /* A pod makes the cgroups below its own (its systemd, one per unit):
@@ -30,19 +37,192 @@ static void hierarchies(const char *ret[static 3]) {
         ret[n] = NULL;
 }
 
-int pod_cgroup_enter(const char *uuid, Error **err) {
+/* The devices every pod has (what systemd-nspawn makes in its /dev, and
+ * what a pod's systemd and apps use): null, zero, full, random, urandom,
+ * tty, ptmx and the pty pairs (the console is one). Not /dev/net/tun, nor
+ * anything else nspawn's own scope would allow: a pod with a network uses
+ * the veth the host made. */
+static const char *const standard_devices[] = {
+        "c 1:3 rwm", "c 1:5 rwm", "c 1:7 rwm", "c 1:8 rwm", "c 1:9 rwm",
+        "c 5:0 rwm", "c 5:2 rwm", "c 136:* rwm", NULL,
+};
+
+void pod_cgroup_limits_done(PodCgroupLimits *l) {
+        strv_free(l->devices);
+        *l = (PodCgroupLimits) {};
+}
+
+/* The host node an app's --device names: the source of the volume bound at
+ * the device's path (pod-prepare.c makes one per --device). Its type and
+ * numbers come from the host's file the operator named, not from the pod. */
+static int app_device_rule(const PodManifest *m, const PodApp *app, const AppDevice *d, char **ret) {
+        *ret = NULL;
+        for (size_t i = 0; i < app->n_mounts; i++) {
+                if (!streq(app->mounts[i].path, d->path))
+                        continue;
+                const PodVolume *v = pod_manifest_find_volume(m, app->mounts[i].volume);
+                struct stat st;
+                if (!v || v->kind != POD_VOLUME_HOST || !v->source || stat(v->source, &st) < 0 ||
+                    (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)))
+                        return 0;
+                return asprintf(ret, "%c %u:%u %s", S_ISCHR(st.st_mode) ? 'c' : 'b', major(st.st_rdev),
+                                minor(st.st_rdev), d->access) < 0 ? -ENOMEM : 0;
+        }
+        return 0;
+}
+
+int pod_cgroup_limits_from_manifest(const PodManifest *m, PodCgroupLimits *ret, Error **err) {
+        _cleanup_(pod_cgroup_limits_done) PodCgroupLimits l = { .pids_max = POD_PIDS_LIMIT_DEFAULT };
+        const char *v = pod_manifest_get_annotation(m, POD_ANNOTATION_PIDS_LIMIT);
+        if (v) {
+                char *end = NULL;
+                errno = 0;
+                unsigned long long n = strtoull(v, &end, 10);
+                if (!*v || *end || errno || v[0] == '-' || n < 1 || n > POD_PIDS_LIMIT_MAX)
+                        return error_set(err, -EINVAL, "annotation %s: \"%s\" is not a number from 1 to %u",
+                                         POD_ANNOTATION_PIDS_LIMIT, v, POD_PIDS_LIMIT_MAX);
+                l.pids_max = n;
+        }
+        if (!(l.devices = strv_copy((char **) standard_devices)))
+                return error_sys(err, -ENOMEM, "device rule");
+        for (size_t a = 0; a < m->n_apps; a++) {
+                AppIsolation iso = {};
+                /* An app whose isolators do not parse does not start: it
+                 * gets no device. */
+                if (app_isolation_parse(m->apps[a].isolators, m->apps[a].n_isolators, "app.isolators", &iso, NULL) < 0)
+                        continue;
+                int r = 0;
+                for (size_t i = 0; r >= 0 && i < iso.n_devices; i++) {
+                        _cleanup_free_ char *rule = NULL;
+                        if ((r = app_device_rule(m, &m->apps[a], &iso.devices[i], &rule)) >= 0 && rule &&
+                            !strv_contains(l.devices, rule))
+                                r = strv_push(&l.devices, rule);
+                }
+                app_isolation_done(&iso);
+                if (r < 0)
+                        return error_sys(err, r, "app %s: device rule", m->apps[a].name);
+        }
+        *ret = l;
+        l = (PodCgroupLimits) {};
+        return 0;
+}
+
+static bool is_fs(const char *path, long type) {
+        struct statfs fs;
+        return statfs(path, &fs) == 0 && fs.f_type == type;
+}
+
+/* The hierarchies a pod's process may be in: those of hierarchies() and
+ * the v1 controllers enter_v1() uses. NULL-terminated in ret. */
+static void all_hierarchies(const char *ret[static 6]) {
+        size_t n = 0;
+        hierarchies(ret);
+        while (ret[n])
+                n++;
+        if (!is_fs(CGROUP_ROOT, CGROUP2_SUPER_MAGIC))
+                for (const char *const *c = (const char *const[]) { CGROUP_ROOT "/devices", CGROUP_ROOT "/pids",
+                                                                    CGROUP_ROOT "/freezer", NULL };
+                     *c; c++)
+                        if (is_fs(*c, CGROUP_SUPER_MAGIC))
+                                ret[n++] = *c;
+        ret[n] = NULL;
+}
+
+/* Writes s to the control file name of the cgroup dir. */
+static int cg_write(int dir, const char *name, const char *s) {
+        _cleanup_close_ int fd = openat(dir, name, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        ssize_t n = write(fd, s, strlen(s));
+        return n < 0 ? -errno : (size_t) n != strlen(s) ? -EIO : 0;
+}
+
+/* Makes CGROUP/sdpod/UUID of hierarchy h; its fd. */
+static int cg_make(const char *h, const char *uuid, Error **err) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/sdpod/%s", h, uuid);
+        int r = mkdir_p(path, 0755);
+        if (r < 0)
+                return error_sys(err, r, "cannot create the cgroup %s", path);
+        int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        return fd < 0 ? error_sys(err, -errno, "cannot open the cgroup %s", path) : fd;
+}
+
+static int cg_move_in(int dir, const char *h, const char *uuid, Error **err) {
+        int r = cg_write(dir, "cgroup.procs", "0");
+        return r < 0 ? error_sys(err, r, "cannot move into the cgroup %s/sdpod/%s", h, uuid) : 0;
+}
+
+/* The v1 controllers the host holds a pod by, set before anything of the
+ * pod runs in them. The pod's cgroup namespace roots it at these cgroups
+ * and nspawn hands it none of them: their files stay the host root's. */
+static int enter_v1(const char *uuid, const PodCgroupLimits *limits, Error **err) {
+        char buf[32];
+        int r;
+        if (is_fs(CGROUP_ROOT "/devices", CGROUP_SUPER_MAGIC)) {
+                _cleanup_close_ int dir = cg_make(CGROUP_ROOT "/devices", uuid, err);
+                if (dir < 0)
+                        return dir;
+                /* Deny everything, then allow the list: a child of this
+                 * cgroup can only narrow it. */
+                if ((r = cg_write(dir, "devices.deny", "a")) < 0)
+                        return error_sys(err, r, "cannot set the device rule of %s/devices/sdpod/%s", CGROUP_ROOT, uuid);
+                for (char **d = limits->devices; d && *d; d++)
+                        if ((r = cg_write(dir, "devices.allow", *d)) < 0)
+                                return error_sys(err, r, "cannot allow the device \"%s\" in %s/devices/sdpod/%s", *d,
+                                                 CGROUP_ROOT, uuid);
+                if ((r = cg_move_in(dir, CGROUP_ROOT "/devices", uuid, err)) < 0)
+                        return r;
+        }
+        if (is_fs(CGROUP_ROOT "/pids", CGROUP_SUPER_MAGIC)) {
+                _cleanup_close_ int dir = cg_make(CGROUP_ROOT "/pids", uuid, err);
+                if (dir < 0)
+                        return dir;
+                snprintf(buf, sizeof(buf), "%" PRIu64, limits->pids_max);
+                if ((r = cg_write(dir, "pids.max", buf)) < 0)
+                        return error_sys(err, r, "cannot set the task limit of %s/pids/sdpod/%s", CGROUP_ROOT, uuid);
+                if ((r = cg_move_in(dir, CGROUP_ROOT "/pids", uuid, err)) < 0)
+                        return r;
+        }
+        /* Without a cgroup2 hierarchy, what gc freezes and kills by. */
+        if (is_fs(CGROUP_ROOT "/freezer", CGROUP_SUPER_MAGIC)) {
+                _cleanup_close_ int dir = cg_make(CGROUP_ROOT "/freezer", uuid, err);
+                if (dir < 0)
+                        return dir;
+                if ((r = cg_move_in(dir, CGROUP_ROOT "/freezer", uuid, err)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+int pod_cgroup_enter(const char *uuid, const PodCgroupLimits *limits, Error **err) {
         const char *h[3];
         hierarchies(h);
+        bool v2 = is_fs(CGROUP_ROOT, CGROUP2_SUPER_MAGIC);
+        int r;
+        if (!v2 && (r = enter_v1(uuid, limits, err)) < 0)
+                return r;
         for (const char **i = h; *i; i++) {
-                char path[PATH_MAX];
-                snprintf(path, sizeof(path), "%s/sdpod/%s", *i, uuid);
-                int r = mkdir_p(path, 0755);
-                if (r < 0)
-                        return error_sys(err, r, "cannot create the cgroup %s", path);
-                _cleanup_close_ int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                _cleanup_close_ int procs = dir < 0 ? -1 : openat(dir, "cgroup.procs", O_WRONLY | O_CLOEXEC);
-                if (procs < 0 || write(procs, "0", 1) != 1)
-                        return error_sys(err, -errno, "cannot move into the cgroup %s", path);
+                _cleanup_close_ int dir = cg_make(*i, uuid, err);
+                if (dir < 0)
+                        return dir;
+                /* A cgroup v2 host: the pids controller, enabled down to
+                 * the pod's cgroup (whose pids.max stays the host's:
+                 * nspawn hands the pod only the cgroup's directory and
+                 * its cgroup.procs, cgroup.threads, cgroup.subtree_control). */
+                if (v2) {
+                        _cleanup_close_ int sdpod = open(CGROUP_ROOT "/sdpod", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                        char buf[32];
+                        snprintf(buf, sizeof(buf), "%" PRIu64, limits->pids_max);
+                        (void) cg_write(AT_FDCWD, CGROUP_ROOT "/cgroup.subtree_control", "+pids");
+                        if (sdpod < 0 || cg_write(sdpod, "cgroup.subtree_control", "+pids") < 0 ||
+                            (r = cg_write(dir, "pids.max", buf)) < 0)
+                                return error_sys(err, sdpod < 0 ? -errno : -EOPNOTSUPP,
+                                                 "cannot set the task limit of %s/sdpod/%s (no pids controller?)",
+                                                 CGROUP_ROOT, uuid);
+                }
+                if ((r = cg_move_in(dir, *i, uuid, err)) < 0)
+                        return r;
         }
         return 0;
 }
@@ -89,9 +269,9 @@ static bool cgroup_busy(int dir, unsigned depth) {
 }
 
 int pod_cgroup_remove_stale(void) {
-        const char *h[3];
+        const char *h[6];
         int removed = 0;
-        hierarchies(h);
+        all_hierarchies(h);
         time_t now = time(NULL);
         for (const char **i = h; *i; i++) {
                 char path[PATH_MAX];
@@ -113,8 +293,8 @@ int pod_cgroup_remove_stale(void) {
 }
 
 int pod_cgroup_remove(const char *uuid, Error **err) {
-        const char *h[3];
-        hierarchies(h);
+        const char *h[6];
+        all_hierarchies(h);
         for (const char **i = h; *i; i++) {
                 char path[PATH_MAX];
                 snprintf(path, sizeof(path), "%s/sdpod", *i);
@@ -126,6 +306,120 @@ int pod_cgroup_remove(const char *uuid, Error **err) {
                         return error_sys(err, r, "cannot remove the cgroup %s/%s", path, uuid);
         }
         return 0;
+}
+
+/* The pod's cgroup in hierarchy h, or -ENOENT. */
+static int cg_open(const char *h, const char *uuid) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/sdpod/%s", h, uuid);
+        int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+/* Processes in the cgroup tree at dir (the first 4096 bytes of each
+ * cgroup.procs are enough to count "some"); first: the first one seen. */
+static size_t cgroup_count(int dir, unsigned depth, pid_t *first) {
+        char buf[4096];
+        size_t n = 0;
+        _cleanup_close_ int procs = openat(dir, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+        ssize_t k = procs < 0 ? -1 : read(procs, buf, sizeof(buf) - 1);
+        if (k < 0)
+                return 1; /* unreadable: count it as busy */
+        buf[k] = 0;
+        for (char *p = buf; *p; p++)
+                if (*p == '\n') {
+                        if (!n && first && !*first)
+                                *first = (pid_t) atoi(buf);
+                        n++;
+                }
+        if (depth > CGROUP_DEPTH_MAX)
+                return n + 1;
+        _cleanup_closedir_ DIR *d = opendir_at(dir, ".");
+        if (!d)
+                return n + 1;
+        for (struct dirent *de; (de = readdir(d));) {
+                if (de->d_type != DT_DIR || de->d_name[0] == '.')
+                        continue;
+                _cleanup_close_ int child = openat(dir, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                n += child < 0 ? 1 : cgroup_count(child, depth + 1, first);
+        }
+        return n;
+}
+
+/* Processes in any of the pod's cgroups; first: one of them. */
+static size_t pod_cgroup_count(const char *uuid, pid_t *first) {
+        const char *h[6];
+        size_t n = 0;
+        all_hierarchies(h);
+        for (const char **i = h; *i; i++) {
+                _cleanup_close_ int dir = cg_open(*i, uuid);
+                if (dir >= 0)
+                        n += cgroup_count(dir, 0, first);
+        }
+        return n;
+}
+
+bool pod_cgroup_busy(const char *uuid) {
+        return pod_cgroup_count(uuid, NULL) > 0;
+}
+
+/* Without cgroup2: the pod's v1 freezer cgroup, which the pod cannot
+ * leave, frozen (no fork, no exit: its PIDs stay the same processes while
+ * we read and kill them), each process killed, thawed (the kills land). */
+static void kill_v1(const char *uuid) {
+        _cleanup_close_ int dir = cg_open(CGROUP_ROOT "/freezer", uuid);
+        if (dir < 0)
+                return;
+        (void) cg_write(dir, "freezer.state", "FROZEN");
+        for (unsigned i = 0; i < 100; i++) {
+                char state[16] = "";
+                _cleanup_close_ int fd = openat(dir, "freezer.state", O_RDONLY | O_CLOEXEC);
+                if (fd < 0 || read(fd, state, sizeof(state) - 1) < 0 || startswith(state, "FROZEN"))
+                        break;
+                (void) poll(NULL, 0, 10);
+        }
+        _cleanup_fclose_ FILE *f = NULL;
+        int fd = openat(dir, "cgroup.procs", O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 && !(f = fdopen(fd, "re")))
+                close(fd);
+        for (int pid; f && fscanf(f, "%d", &pid) == 1;)
+                if (pid > 0)
+                        (void) kill(pid, SIGKILL);
+        (void) cg_write(dir, "freezer.state", "THAWED");
+}
+
+int pod_cgroup_kill(const char *uuid, Error **err) {
+        pid_t first = 0;
+        size_t before = pod_cgroup_count(uuid, NULL);
+        if (before == 0)
+                return 0;
+        /* The pod's cgroup2 tree: nspawn hands the pod this cgroup, never
+         * its parent, so nothing of the pod can move out of it, whatever
+         * it says it is. */
+        const char *h[3];
+        hierarchies(h);
+        bool killed = false;
+        for (const char **i = h; *i; i++) {
+                if (!is_fs(*i, CGROUP2_SUPER_MAGIC))
+                        continue;
+                _cleanup_close_ int dir = cg_open(*i, uuid);
+                if (dir >= 0 && cg_write(dir, "cgroup.kill", "1") >= 0)
+                        killed = true;
+        }
+        if (!killed)
+                kill_v1(uuid);
+        /* SIGKILL is not instant (a process in the kernel finishes its
+         * call first; a frozen one waits for its thaw). */
+        size_t left = 0;
+        for (unsigned i = 0; i < 500; i++) {
+                first = 0;
+                if ((left = pod_cgroup_count(uuid, &first)) == 0)
+                        return before > INT_MAX ? INT_MAX : (int) before;
+                (void) poll(NULL, 0, 10);
+        }
+        return error_set(err, -EBUSY, "pod %s still has processes in its cgroups 5 s after a kill (%zu, process %d "
+                                      "among them): its ids, address and directory stay claimed until they are gone",
+                         uuid, left, (int) first);
 }
 
 char *pod_cgroup_path(const char *uuid) {

@@ -304,9 +304,13 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         nspawn_host_detect(&host);
         bool interactive = console_interactive(m);
         /* Without a host systemd, the pod gets a cgroup of its own, which
-         * nspawn hands to its user namespace; under one, its scope or
-         * pod@.service's delegated cgroup. */
-        if (!host.systemd && (r = pod_cgroup_enter(uuid, err)) < 0)
+         * nspawn hands to its user namespace, and cgroups it is not handed:
+         * its device rule, its task limit (pod-cgroup.h). Under one, its
+         * scope (TasksMax= below; nspawn's scope has DevicePolicy=closed)
+         * or pod@.service's delegated cgroup (the unit's own). */
+        _cleanup_(pod_cgroup_limits_done) PodCgroupLimits limits = {};
+        if ((r = pod_cgroup_limits_from_manifest(m, &limits, err)) < 0 ||
+            (!host.systemd && (r = pod_cgroup_enter(uuid, &limits, err)) < 0))
                 return error_prefix(err, "pod %s", uuid);
         _cleanup_free_ char *machine = machine_name(m, uuid);
         _cleanup_(pod_net_done) PodNet net = {};
@@ -323,12 +327,15 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 return error_prefix(err, "pod %s", uuid);
         if (ns.netns)
                 crash_point(CRASH_RUN_NETNS);
-        _cleanup_free_ char *dir = NULL, *machine_arg = NULL, *uuid_arg = NULL, *users_arg = NULL;
+        _cleanup_free_ char *dir = NULL, *machine_arg = NULL, *uuid_arg = NULL, *users_arg = NULL, *tasks_arg = NULL;
         if ((net.hostname && asprintf(&hostname_arg, "--hostname=%s", net.hostname) < 0) ||
             asprintf(&dir, "--directory=%s/stage1/rootfs", pod) < 0 ||
             asprintf(&machine_arg, "--machine=%s", machine) < 0 || asprintf(&uuid_arg, "--uuid=%s", uuid) < 0 ||
             (c.userns.enabled ? asprintf(&users_arg, "--private-users=%u:%u", (unsigned) c.userns.base, POD_USERNS_SIZE)
                               : asprintf(&users_arg, "--private-users=no")) < 0)
+                return error_sys(err, -ENOMEM, "pod %s", uuid);
+        if (host.systemd && !host.keep_unit && host.register_machine &&
+            asprintf(&tasks_arg, "--property=TasksMax=%" PRIu64, limits.pids_max) < 0)
                 return error_sys(err, -ENOMEM, "pod %s", uuid);
         char *argv[] = {
                 "systemd-nspawn", "--quiet", "--boot", dir, machine_arg, uuid_arg,
@@ -339,7 +346,7 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 "--private-users-ownership=off",
                 host.register_machine ? "--register=yes" : "--register=no",
                 host.keep_unit ? "--keep-unit" : NULL,
-                NULL, NULL, NULL,
+                NULL, NULL, NULL, NULL,
         };
         /* In place of the first NULL: --keep-unit's, when not given. */
         size_t k = 0;
@@ -349,6 +356,8 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 argv[k++] = ns.nspawn_option;
         if (hostname_arg)
                 argv[k++] = hostname_arg;
+        if (tasks_arg)
+                argv[k++] = tasks_arg;
 
         /* nspawn as a child, the network released and what it may leave
          * of the pod halted when it exits (pod-supervise.h). */

@@ -81,6 +81,7 @@ static const DefinitionKey definition_keys[] = {
         { SECTION_POD, "HostsEntry", KEY_OPTION, "hosts-entry" },
         { SECTION_POD, "StopTimeout", KEY_OPTION, "pod-stop-timeout" },
         { SECTION_POD, "Watchdog", KEY_OPTION, "pod-watchdog" },
+        { SECTION_POD, "PidsLimit", KEY_OPTION, "pod-pids-limit" },
 
         { SECTION_APP, "Image", KEY_IMAGE, NULL },
         { SECTION_APP, "Name", KEY_OPTION, "app" },
