@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/bpf.h>
 #include <linux/magic.h>
 #include <poll.h>
 #include <signal.h>
@@ -195,6 +196,99 @@ static int enter_v1(const char *uuid, const PodCgroupLimits *limits, Error **err
         return 0;
 }
 
+/* A rule of the device list: "c 1:3 rwm", "c 136:* rw" (* = any). */
+typedef struct DeviceRule {
+        unsigned type;          /* BPF_DEVCG_DEV_CHAR or _BLOCK */
+        int64_t major, minor;   /* -1: any */
+        unsigned access;        /* BPF_DEVCG_ACC_* */
+} DeviceRule;
+
+static int64_t device_number(const char *s) {
+        if (streq(s, "*"))
+                return -1;
+        char *end = NULL;
+        errno = 0;
+        unsigned long n = strtoul(s, &end, 10);
+        return !*s || *end || errno || n > 0xfffff ? -2 : (int64_t) n;
+}
+
+static int device_rule_parse(const char *s, DeviceRule *ret) {
+        char type, maj[16], min[16], access[8];
+        if (sscanf(s, "%c %15[0-9*]:%15[0-9*] %7s", &type, maj, min, access) != 4 || (type != 'c' && type != 'b'))
+                return -EINVAL;
+        *ret = (DeviceRule) { .type = type == 'c' ? BPF_DEVCG_DEV_CHAR : BPF_DEVCG_DEV_BLOCK,
+                              .major = device_number(maj), .minor = device_number(min) };
+        for (const char *a = access; *a; a++)
+                ret->access |= *a == 'r' ? BPF_DEVCG_ACC_READ : *a == 'w' ? BPF_DEVCG_ACC_WRITE
+                             : *a == 'm' ? BPF_DEVCG_ACC_MKNOD : 0;
+        return ret->major < -1 || ret->minor < -1 ? -EINVAL : 0;
+}
+
+#define INSN(c, d, s, o, i) ((struct bpf_insn) { .code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) })
+#define DEVICE_RULES_MAX 256
+
+/* The device rule as cgroup v2 has it: a BPF_PROG_TYPE_CGROUP_DEVICE
+ * program attached to the pod's cgroup2 cgroup. It allows a device when
+ * a rule matches its type, numbers and every access asked; else denies.
+ * Attached with BPF_F_ALLOW_MULTI: the pod's systemd may add programs of
+ * its own below (each must allow), and cannot take ours away (that needs
+ * CAP_SYS_ADMIN of the host's user namespace). */
+static int attach_device_program(int cgroup_fd, char *const *rules) {
+        size_t n_rules = strv_length(rules);
+        if (n_rules > DEVICE_RULES_MAX)
+                return -E2BIG;
+        struct bpf_insn insns[7 + 8 * DEVICE_RULES_MAX + 2];
+        size_t n = 0;
+        /* r2 = access_type; r3 = device type; r4 = access; r5 = major; r6 = minor */
+        insns[n++] = INSN(BPF_LDX | BPF_MEM | BPF_W, 2, 1, 0, 0);
+        insns[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 3, 2, 0, 0);
+        insns[n++] = INSN(BPF_ALU64 | BPF_AND | BPF_K, 3, 0, 0, 0xffff);
+        insns[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 4, 2, 0, 0);
+        insns[n++] = INSN(BPF_ALU64 | BPF_RSH | BPF_K, 4, 0, 0, 16);
+        insns[n++] = INSN(BPF_LDX | BPF_MEM | BPF_W, 5, 1, 4, 0);
+        insns[n++] = INSN(BPF_LDX | BPF_MEM | BPF_W, 6, 1, 8, 0);
+        for (size_t i = 0; i < n_rules; i++) {
+                DeviceRule d;
+                if (device_rule_parse(rules[i], &d) < 0)
+                        return -EINVAL;
+                /* Each test jumps past this rule's block when it fails. */
+                size_t len = 1 + (d.major >= 0) + (d.minor >= 0) + 3 + 2, start = n;
+#define SKIP ((int16_t) (start + len - (n + 1)))
+                insns[n] = INSN(BPF_JMP | BPF_JNE | BPF_K, 3, 0, 0, (int32_t) d.type), insns[n].off = SKIP, n++;
+                if (d.major >= 0)
+                        insns[n] = INSN(BPF_JMP | BPF_JNE | BPF_K, 5, 0, 0, (int32_t) d.major), insns[n].off = SKIP, n++;
+                if (d.minor >= 0)
+                        insns[n] = INSN(BPF_JMP | BPF_JNE | BPF_K, 6, 0, 0, (int32_t) d.minor), insns[n].off = SKIP, n++;
+                /* Any access asked beyond the rule's: not this rule. */
+                insns[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 7, 4, 0, 0);
+                insns[n++] = INSN(BPF_ALU64 | BPF_AND | BPF_K, 7, 0, 0, (int32_t) (~d.access & 7));
+                insns[n] = INSN(BPF_JMP | BPF_JNE | BPF_K, 7, 0, 0, 0), insns[n].off = SKIP, n++;
+#undef SKIP
+                insns[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 1);
+                insns[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+        }
+        insns[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);
+        insns[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+
+        union bpf_attr load = {
+                .prog_type = BPF_PROG_TYPE_CGROUP_DEVICE,
+                .insn_cnt = (uint32_t) n,
+                .insns = (uint64_t) (uintptr_t) insns,
+                .license = (uint64_t) (uintptr_t) "Apache-2.0",
+        };
+        _cleanup_close_ int prog = (int) syscall(SYS_bpf, BPF_PROG_LOAD, &load, sizeof(load));
+        if (prog < 0)
+                return -errno;
+        union bpf_attr attach = {
+                .target_fd = (uint32_t) cgroup_fd,
+                .attach_bpf_fd = (uint32_t) prog,
+                .attach_type = BPF_CGROUP_DEVICE,
+                .attach_flags = BPF_F_ALLOW_MULTI,
+        };
+        /* The attachment keeps the program: our fd may go. */
+        return syscall(SYS_bpf, BPF_PROG_ATTACH, &attach, sizeof(attach)) < 0 ? -errno : 0;
+}
+
 int pod_cgroup_enter(const char *uuid, const PodCgroupLimits *limits, Error **err) {
         const char *h[3];
         hierarchies(h);
@@ -210,6 +304,13 @@ int pod_cgroup_enter(const char *uuid, const PodCgroupLimits *limits, Error **er
                  * the pod's cgroup (whose pids.max stays the host's:
                  * nspawn hands the pod only the cgroup's directory and
                  * its cgroup.procs, cgroup.threads, cgroup.subtree_control). */
+                /* The device rule of cgroup v2, before anything of the pod
+                 * is in the cgroup. On a hybrid host it doubles the v1 rule
+                 * (a failure there leaves that one); on a cgroup v2 host
+                 * it is the only one, and a pod does not run without it. */
+                if (is_fs(*i, CGROUP2_SUPER_MAGIC) && (r = attach_device_program(dir, limits->devices)) < 0 && v2)
+                        return error_sys(err, r, "cannot attach the device rule (a BPF program) to %s/sdpod/%s", *i,
+                                         uuid);
                 if (v2) {
                         _cleanup_close_ int sdpod = open(CGROUP_ROOT "/sdpod", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                         char buf[32];

@@ -85,6 +85,10 @@ run_bg D --net=host busybox --user=1000 --exec=/bin/sh -- -c '
 	echo x >/tmp/dev/null && echo null=opened || echo null=refused
 	echo x >/dev/null && echo devnull=opened
 	echo probe=done
+	while [ ! -e /tmp/dev/ready2 ]; do sleep 0.1; done
+	head -c 32 /tmp/dev/disk 2>&1 && echo && echo disk2=opened || echo disk2=refused
+	echo x >/tmp/dev/null && echo null2=opened || echo null2=refused
+	echo probe2=done
 	exec sleep 1000'
 wait_app "$D" busybox
 app=
@@ -101,6 +105,19 @@ assert_not_contains "the node of a host disk does not open" "$OUT" "host-disk-"
 assert_contains "the device rule refuses it" "$OUT" "disk=refused"
 assert_contains "a node of an allowed pseudo-device opens on the same tmpfs" "$OUT" "null=opened"
 assert_contains "the pod's own /dev/null opens" "$OUT" "devnull=opened"
+# The same rule in the pod's cgroup2 cgroup (a BPF device program, what a
+# cgroup v2 host has): with the v1 rule lifted by the host, it still holds.
+echo a >"/sys/fs/cgroup/devices/sdpod/$D/devices.allow"
+assert_contains "the v1 rule is lifted" "$(cat "/sys/fs/cgroup/devices/sdpod/$D/devices.list")" "a *:* rwm"
+nsenter -t "$app" -m /bin/touch /tmp/dev/ready2
+wait_for "the app tried the node again" 20 journal_has probe2=done "$D"
+OUT=$(sd journal "$D" --no-pager -o cat 2>/dev/null)
+assert_not_contains "without the v1 rule, the node still does not open" "$OUT" "disk2=opened"
+assert_contains "the cgroup2 device program refuses it" "$OUT" "disk2=refused"
+assert_contains "and allows the pseudo-devices" "$OUT" "null2=opened"
+echo a >"/sys/fs/cgroup/devices/sdpod/$D/devices.deny"
+printf 'c 1:3 rwm\nc 1:5 rwm\nc 1:7 rwm\nc 1:8 rwm\nc 1:9 rwm\nc 5:0 rwm\nc 5:2 rwm\nc 136:* rwm\n' |
+	while read -r rule; do echo "$rule" >"/sys/fs/cgroup/devices/sdpod/$D/devices.allow"; done
 # The rule is the host's: not the pod's to change, even as its stage1's root.
 cg=/sys/fs/cgroup/devices/sdpod/$D
 assert_contains "the pod has a device rule of its own" "$(cat "$cg/devices.list" 2>/dev/null)" "c 1:3 rwm"
