@@ -55,6 +55,7 @@
  * has the default). Not sdpod/pids-limit: that is an app's TasksMax=. */
 #define POD_ANNOTATION_PIDS_LIMIT "sdpod/pod-pids-limit"
 #define POD_PIDS_LIMIT_MAX 4194304
+#define POD_PIDS_LIMIT_DEFAULT 4096
 
 typedef struct PodNameValue {
         const char *name;

@@ -14,7 +14,6 @@
 /* What the host holds every pod to, in cgroups the pod cannot change
  * (not delegated to it: only the unified and name=systemd hierarchies
  * are, and neither carries these controllers on a v1 or hybrid host). */
-#define POD_PIDS_LIMIT_DEFAULT 4096
 
 typedef struct PodCgroupLimits {
         uint64_t pids_max;

@@ -132,6 +132,16 @@ assert_contains "nor leave it" "$OUT" "moved=no"
 kill -TERM "$D_PID"
 wait_pid "$D_PID"
 
+# A pod without a user namespace boots under the rule (nspawn makes its
+# /dev in it), its pseudo-devices work, and root in an app with CAP_MKNOD
+# makes the disk's node but cannot open it.
+assert_exit 0 sd run --private-users=no --net=host busybox --user=0 --cap-add=MKNOD --exec=/bin/sh -- -c "
+	echo x >/dev/null && head -c 1 /dev/urandom >/dev/null && echo pseudo=ok
+	mknod /tmp/disk b $maj $min && echo mknod=done
+	head -c 32 /tmp/disk 2>/dev/null || echo disk=refused"
+assert_contains "a pod without a user namespace has its pseudo-devices" "$OUT" "pseudo=ok"
+assert_not_contains "its root does not open a node it made" "$OUT" "host-disk-"
+
 # ---------------------------------------------------------------------------
 echo "# a pod that forges its identity is still killed by its cgroup"
 # ---------------------------------------------------------------------------
