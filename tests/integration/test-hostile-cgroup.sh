@@ -21,8 +21,9 @@ require_tool systemd-nspawn systemd-container
 require_tool nsenter util-linux
 require_tool losetup util-linux
 require_tool python3
-[ -d /sys/fs/cgroup/devices ] && [ -d /sys/fs/cgroup/pids ] ||
+if [ ! -d /sys/fs/cgroup/devices ] || [ ! -d /sys/fs/cgroup/pids ]; then
 	skip "this test is for a host without systemd with cgroup v1 controllers (devices, pids)"
+fi
 
 LOOP=
 FROZEN_CG=
@@ -212,6 +213,7 @@ rmdir "$FROZEN_CG" && FROZEN_CG=
 echo "# a fork bomb stops at the pod's task limit"
 # ---------------------------------------------------------------------------
 # Bounded for the code before the limit: 600 sleepers at most, 20 s each.
+# shellcheck disable=SC2016 # the pod's shell expands it
 run_bg F --net=host --pod-pids-limit=200 busybox --exec=/bin/sh -- -c \
 	'i=0; while [ $i -lt 600 ]; do sleep 20 & i=$((i + 1)); done; wait'
 wait_until 20 leader_of "$F" || die "pod $F did not start"
