@@ -224,6 +224,14 @@ static const char *private_users_of(const PodManifest *m) {
 
 static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) {
         const PodManifest *m = info->manifest;
+        /* Why gc keeps the pod (written by the host's gc, not the pod). */
+        _cleanup_free_ char *blocked = NULL;
+        size_t blocked_size = 0;
+        Error *blocked_err = NULL;
+        if (read_file_at(p->fd, POD_GC_BLOCKED_FILE, 512, &blocked, &blocked_size, &blocked_err) >= 0)
+                text_make_printable(blocked, blocked_size, false);
+        else
+                error_free(blocked_err);
         if (format == FORMAT_JSON) {
                 _cleanup_json_ struct json_object *o = pod_summary_json(p, info);
                 _cleanup_json_ struct json_object *apps = json_object_new_array();
@@ -250,7 +258,8 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
                 if (json_object_object_add(o, "apps", TAKE_PTR(apps)) < 0 ||
                     cli_json_add_time(o, "exited", info->exited_usec) < 0 ||
                     (m && json_add_string(o, "private_users", private_users_of(m)) < 0) ||
-                    json_object_object_add(o, "manifest_error", info->manifest_error ? json_object_new_string(info->manifest_error) : NULL) < 0)
+                    json_object_object_add(o, "manifest_error", info->manifest_error ? json_object_new_string(info->manifest_error) : NULL) < 0 ||
+                    json_object_object_add(o, "gc_blocked", blocked ? json_object_new_string(blocked) : NULL) < 0)
                         return cli_print_json(NULL);
                 return cli_print_json(o);
         }
@@ -298,14 +307,8 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
         }
         if (info->manifest_error)
                 printf("manifest-error=%s\n", info->manifest_error);
-        /* Why gc keeps the pod (written by the host's gc, not the pod). */
-        _cleanup_free_ char *blocked = NULL;
-        size_t blocked_size = 0;
-        if (read_file_at(p->fd, POD_GC_BLOCKED_FILE, 512, &blocked, &blocked_size, &ignored) >= 0) {
-                text_make_printable(blocked, blocked_size, false);
+        if (blocked)
                 printf("gc-blocked=%s\n", blocked);
-        } else
-                error_free(TAKE_PTR(ignored));
         return fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
 }
 

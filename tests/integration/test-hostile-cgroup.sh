@@ -197,7 +197,9 @@ assert_exit "1|2|3|4|5" sd rm "$Y"
 assert_contains "rm says why the pod stays" "$ERR" "still has processes"
 check "the frozen process still runs" test -d "/proc/$app"
 check "the pod is kept (in garbage)" test -d "$DATA/pods/exited-garbage/$Y" -o -d "$DATA/pods/garbage/$Y"
-assert_contains "status says why" "$(sd status "$Y" 2>&1)" "still has processes"
+assert_contains "status says why" "$(sd status "$Y" 2>&1)" "gc-blocked=the pod still has processes"
+assert_contains "in JSON too" "$(sd status --format=json "$Y" 2>&1)" '"gc_blocked": "the pod still has processes'
+assert_contains "gc says why it leaves the pod" "$(sd gc --grace-period=0 2>&1)" "still has processes"
 assert_match "list shows it, marked for gc" "${Y:0:8} .*gc-marked" "$(sd list --no-legend 2>&1)"
 if [ -n "$base" ]; then
 	check "its id range stays claimed" grep -rqs "${base%%:*}" "$DATA/userns" "$DATA"/pods/*/"$Y"/pod
