@@ -86,6 +86,21 @@ int pod_cgroup_limits_from_manifest(const PodManifest *m, PodCgroupLimits *ret, 
         }
         if (!(l.devices = strv_copy((char **) standard_devices)))
                 return error_sys(err, -ENOMEM, "device rule");
+        /* The host's device nodes the operator gave the pod as volumes:
+         * what --device binds, and what podapp add --device needs the
+         * sandbox to have (an app added later gets no new rule). */
+        for (size_t i = 0; i < m->n_volumes; i++) {
+                const PodVolume *vol = &m->volumes[i];
+                struct stat st;
+                _cleanup_free_ char *rule = NULL;
+                if (vol->kind != POD_VOLUME_HOST || !vol->source || stat(vol->source, &st) < 0 ||
+                    (!S_ISCHR(st.st_mode) && !S_ISBLK(st.st_mode)))
+                        continue;
+                if (asprintf(&rule, "%c %u:%u rw", S_ISCHR(st.st_mode) ? 'c' : 'b', major(st.st_rdev),
+                             minor(st.st_rdev)) < 0 ||
+                    (!strv_contains(l.devices, rule) && strv_push(&l.devices, rule) < 0))
+                        return error_sys(err, -ENOMEM, "device rule");
+        }
         for (size_t a = 0; a < m->n_apps; a++) {
                 AppIsolation iso = {};
                 /* An app whose isolators do not parse does not start: it

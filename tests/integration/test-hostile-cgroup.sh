@@ -143,6 +143,13 @@ assert_exit 0 sd run --private-users=no --net=host busybox --user=0 --cap-add=MK
 assert_contains "a pod without a user namespace has its pseudo-devices" "$OUT" "pseudo=ok"
 assert_not_contains "its root does not open a node it made" "$OUT" "host-disk-"
 
+# A node the operator gives the pod (a volume of a host device, what
+# --device binds and podapp add --device needs) is in its rule.
+assert_exit 0 pa sandbox --net=host --volume=disk,kind=host,source="$LOOP"
+V=$OUT
+assert_contains "a device volume is in the pod's rule" "$(cat "/sys/fs/cgroup/devices/sdpod/$V/devices.list")" "b $maj:$min rw"
+assert_exit 0 sd stop "$V"
+
 # ---------------------------------------------------------------------------
 echo "# a pod that forges its identity is still killed by its cgroup"
 # ---------------------------------------------------------------------------
