@@ -1,46 +1,55 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 
-/* A pod's cgroup on a host without systemd, where nobody else gives it
- * one: CGROUP/sdpod/UUID in each hierarchy systemd-nspawn needs (the
- * cgroup2 one, and the name=systemd one of a hybrid or legacy layout).
- * nspawn hands it to the pod (to its user namespace, when it has one).
- * Under a host systemd, a pod gets a scope or pod@.service's cgroup
- * instead, and none of this is used. */
+/* A pod's cgroups on a host without systemd, where nobody else gives it
+ * any: CGROUP/sdpod/UUID in each hierarchy systemd-nspawn needs (the
+ * cgroup2 one, and the name=systemd one of a hybrid or legacy layout),
+ * which nspawn hands to the pod (to its user namespace, when it has one),
+ * and, on a v1 or hybrid host, in the devices, pids and freezer
+ * controllers, which nobody hands it. They are the host's handle on the
+ * pod: what it may open, how many tasks it may have, and what gc kills.
+ * Under a host systemd, a pod gets a scope or its service's cgroup
+ * instead (the unit has the same rule and limit), and none of this is
+ * used. */
 
 #include "basic/error.h"
 #include "manifest/pod-manifest.h"
 
-/* What the host holds every pod to, in cgroups the pod cannot change
- * (not delegated to it: only the unified and name=systemd hierarchies
- * are, and neither carries these controllers on a v1 or hybrid host). */
-
+/* What the host holds every pod to, set before anything of the pod runs:
+ * in v1 controllers nspawn does not hand the pod, and on its cgroup2
+ * cgroup as a BPF device program (the pod may own the cgroup, but
+ * detaching a program takes capabilities of the host's user namespace)
+ * and pids.max (a file of the parent's, never handed over). */
 typedef struct PodCgroupLimits {
         uint64_t pids_max;
-        /* The device rule: cgroup v1 devices.allow entries ("c 1:3 rwm"),
-         * the standard pseudo-devices and the nodes the apps' --device
-         * name; everything else is denied. NULL-terminated. */
+        /* The device rule: cgroup v1 devices.allow entries ("c 1:3 rwm",
+         * "c 136:* rw"), the standard pseudo-devices, the pod's host
+         * volumes that are devices and the nodes the apps' --device name;
+         * everything else is denied. NULL-terminated. */
         char **devices;
 } PodCgroupLimits;
 
 /* The limits of the pod: POD_ANNOTATION_PIDS_LIMIT (default
- * POD_PIDS_LIMIT_DEFAULT), the standard devices, and, for each app's
- * sdpod/devices entry, the host node of the volume bound at its path
- * (type and numbers read from the host, never from the pod). */
+ * POD_PIDS_LIMIT_DEFAULT), the standard devices, its host volumes that
+ * are device nodes, and, for each app's sdpod/devices entry, the host
+ * node of the volume bound at its path with the entry's access (type and
+ * numbers read from the host's node the operator named, never from the
+ * pod). */
 int pod_cgroup_limits_from_manifest(const PodManifest *m, PodCgroupLimits *ret, Error **err);
 void pod_cgroup_limits_done(PodCgroupLimits *l);
 
-/* Creates the pod's cgroups, sets the limits where the host has the
- * controllers (v1 devices, pids and freezer; the pids controller of a
+/* Creates the pod's cgroups, sets the limits (the v1 devices and pids
+ * controllers where the host has them; the device program on the cgroup2
+ * cgroup, which a cgroup v2 host must take; the pids controller of a
  * cgroup v2 host), and moves this process into them. */
 int pod_cgroup_enter(const char *uuid, const PodCgroupLimits *limits, Error **err);
 
 /* Kills every process of the pod's cgroups (cgroup.kill of its cgroup2
  * tree, which the pod cannot leave; on a host without one, the v1 freezer
  * cgroup frozen, its processes killed, thawed) and waits up to 5 s for
- * them to be gone. Returns how many processes there were (0: nothing
- * ran), or -EBUSY with a message when some are still there: the pod must
- * then keep everything it holds. */
+ * them to be gone. Returns 0 when nothing ran, above 0 when something was
+ * killed, or -EBUSY with a message when something is still there: the
+ * pod must then keep everything it holds. */
 int pod_cgroup_kill(const char *uuid, Error **err);
 
 /* In the pod directory of a pod that gc could not delete because its
