@@ -315,10 +315,6 @@ int pod_cgroup_enter(const char *uuid, const PodCgroupLimits *limits, Error **er
                 _cleanup_close_ int dir = cg_make(*i, uuid, err);
                 if (dir < 0)
                         return dir;
-                /* A cgroup v2 host: the pids controller, enabled down to
-                 * the pod's cgroup (whose pids.max stays the host's:
-                 * nspawn hands the pod only the cgroup's directory and
-                 * its cgroup.procs, cgroup.threads, cgroup.subtree_control). */
                 /* The device rule of cgroup v2, before anything of the pod
                  * is in the cgroup. On a hybrid host it doubles the v1 rule
                  * (a failure there leaves that one); on a cgroup v2 host
@@ -326,15 +322,17 @@ int pod_cgroup_enter(const char *uuid, const PodCgroupLimits *limits, Error **er
                 if (is_fs(*i, CGROUP2_SUPER_MAGIC) && (r = attach_device_program(dir, limits->devices)) < 0 && v2)
                         return error_sys(err, r, "cannot attach the device rule (a BPF program) to %s/sdpod/%s", *i,
                                          uuid);
+                /* A cgroup v2 host: the pids controller, enabled down to
+                 * the pod's cgroup, whose pids.max stays the host's (nspawn
+                 * hands the pod the cgroup's directory and its
+                 * cgroup.procs, cgroup.threads, cgroup.subtree_control). */
                 if (v2) {
-                        _cleanup_close_ int sdpod = open(CGROUP_ROOT "/sdpod", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
                         char buf[32];
                         snprintf(buf, sizeof(buf), "%" PRIu64, limits->pids_max);
                         (void) cg_write(AT_FDCWD, CGROUP_ROOT "/cgroup.subtree_control", "+pids");
-                        if (sdpod < 0 || cg_write(sdpod, "cgroup.subtree_control", "+pids") < 0 ||
+                        if ((r = cg_write(AT_FDCWD, CGROUP_ROOT "/sdpod/cgroup.subtree_control", "+pids")) < 0 ||
                             (r = cg_write(dir, "pids.max", buf)) < 0)
-                                return error_sys(err, sdpod < 0 ? -errno : -EOPNOTSUPP,
-                                                 "cannot set the task limit of %s/sdpod/%s (no pids controller?)",
+                                return error_sys(err, r, "cannot set the task limit of %s/sdpod/%s (no pids controller?)",
                                                  CGROUP_ROOT, uuid);
                 }
                 if ((r = cg_move_in(dir, *i, uuid, err)) < 0)
