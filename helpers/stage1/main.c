@@ -208,8 +208,13 @@ static int gc(const char *uuid) {
          * the pod runs on, nothing of it is released: the host side keeps
          * the pod in garbage (pod.c) and says why. */
         int n = pod_cgroup_kill(uuid, &err);
-        /* Under a host systemd the pod's cgroup is nspawn's scope, not
-         * ours: its PID 1 is found by the container_uuid= nspawn gave it. */
+        /* Under a host systemd the pod's cgroup is its machine's unit (the
+         * scope nspawn had machined make, or its service), known to
+         * machined by the UUID nspawn was given. */
+        if (n == 0)
+                n = pod_machine_kill(uuid, &err);
+        /* Last, what nspawn left without registering (no machined): its
+         * PID 1, by the container_uuid= nspawn gave it. */
         if (n == 0)
                 n = pod_kill_leftovers(uuid, &err);
         if (n < 0)

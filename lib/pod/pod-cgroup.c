@@ -9,6 +9,9 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-id128.h>
 #include <time.h>
 
 #include "basic/fs.h"
@@ -473,8 +476,71 @@ static size_t pod_cgroup_count(const char *uuid, pid_t *first) {
         return n;
 }
 
+#define MACHINE1 "org.freedesktop.machine1"
+
+/* The name of machined's machine whose id is the pod's UUID: 1, 0 when
+ * there is none, or -errno. */
+static int machine_of(sd_bus *bus, const char *uuid, char **ret) {
+        sd_id128_t want;
+        if (sd_id128_from_string(uuid, &want) < 0)
+                return -EINVAL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r = sd_bus_call_method(bus, MACHINE1, "/org/freedesktop/machine1", MACHINE1 ".Manager", "ListMachines",
+                                   NULL, &reply, "");
+        if (r < 0)
+                return r;
+        if ((r = sd_bus_message_enter_container(reply, 'a', "(ssso)")) < 0)
+                return r;
+        const char *name, *class, *service, *path;
+        while ((r = sd_bus_message_read(reply, "(ssso)", &name, &class, &service, &path)) > 0) {
+                _cleanup_(sd_bus_message_unrefp) sd_bus_message *id = NULL;
+                const void *bytes = NULL;
+                size_t size = 0;
+                if (sd_bus_get_property(bus, MACHINE1, path, MACHINE1 ".Machine", "Id", NULL, &id, "ay") < 0 ||
+                    sd_bus_message_read_array(id, 'y', &bytes, &size) < 0 || size != sizeof(want.bytes) ||
+                    memcmp(bytes, want.bytes, size) != 0)
+                        continue;
+                return (*ret = strdup(name)) ? 1 : -ENOMEM;
+        }
+        return r;
+}
+
+static bool machine_busy(const char *uuid) {
+        if (sd_booted() <= 0)
+                return false;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_free_ char *name = NULL;
+        /* No bus or no machined: nothing of the pod is known to them. */
+        return sd_bus_open_system(&bus) >= 0 && machine_of(bus, uuid, &name) > 0;
+}
+
+int pod_machine_kill(const char *uuid, Error **err) {
+        if (sd_booted() <= 0)
+                return 0;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_free_ char *name = NULL;
+        if (sd_bus_open_system(&bus) < 0 || machine_of(bus, uuid, &name) <= 0)
+                return 0;
+        sd_bus_error e = SD_BUS_ERROR_NULL;
+        int r = sd_bus_call_method(bus, MACHINE1, "/org/freedesktop/machine1", MACHINE1 ".Manager", "KillMachine", &e,
+                                   NULL, "ssi", name, "all", SIGKILL);
+        if (r < 0) {
+                r = error_set(err, r, "pod %s: cannot kill its machine %s: %s", uuid, name, e.message ?: strerror(-r));
+                sd_bus_error_free(&e);
+                return r;
+        }
+        for (unsigned i = 0; i < 500; i++) {
+                _cleanup_free_ char *still = NULL;
+                if (machine_of(bus, uuid, &still) <= 0)
+                        return 1;
+                (void) poll(NULL, 0, 10);
+        }
+        return error_set(err, -EBUSY, "pod %s: its machine %s is still there 5 s after a kill: its ids, address and "
+                                      "directory stay claimed until it is gone", uuid, name);
+}
+
 bool pod_cgroup_busy(const char *uuid) {
-        return pod_cgroup_count(uuid, NULL) > 0;
+        return pod_cgroup_count(uuid, NULL) > 0 || machine_busy(uuid);
 }
 
 /* Without cgroup2: the pod's v1 freezer cgroup, which the pod cannot

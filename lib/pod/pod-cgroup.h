@@ -52,11 +52,21 @@ int pod_cgroup_enter(const char *uuid, const PodCgroupLimits *limits, Error **er
  * pod must then keep everything it holds. */
 int pod_cgroup_kill(const char *uuid, Error **err);
 
+/* Under a host systemd: the machine systemd-nspawn registered for the pod
+ * with systemd-machined, found by its id, the pod's UUID that the host
+ * gave nspawn (not by name: a name is free again once its pod is gone),
+ * and its unit's processes killed (KillMachine, "all", SIGKILL); waits up
+ * to 5 s for the machine to be gone. Returns 0 when there is no such
+ * machine (or no machined), above 0 when it was killed, -EBUSY with a
+ * message when it is still there. */
+int pod_machine_kill(const char *uuid, Error **err);
+
 /* In the pod directory of a pod that gc could not delete because its
  * processes outlived a kill: why (sdpod status shows it). */
 #define POD_GC_BLOCKED_FILE "gc-blocked"
 
-/* Whether anything still runs in any of the pod's cgroups. */
+/* Whether anything still runs in any of the pod's cgroups, or, under a
+ * host systemd, machined still has the pod's machine. */
 bool pod_cgroup_busy(const char *uuid);
 
 /* Removes them, and everything the pod made below them (its processes
