@@ -478,8 +478,13 @@ static size_t pod_cgroup_count(const char *uuid, pid_t *first) {
 
 #define MACHINE1 "org.freedesktop.machine1"
 
-/* The name of machined's machine whose id is the pod's UUID: 1, 0 when
- * there is none, or -errno. */
+/* The name of machined's machine whose id is the pod's UUID and whose unit
+ * is a scope: 1, 0 when there is none, or -errno. Only a scope: nspawn
+ * asked for it (CreateMachine) for this pod alone. A machine in a service
+ * (pod@.service, a pod's service, --keep-unit) shares its unit with
+ * whatever the service runs next (a restart's new pod), and systemd
+ * itself kills what is left of it when its main process, the pod's
+ * supervisor, is gone. */
 static int machine_of(sd_bus *bus, const char *uuid, char **ret) {
         sd_id128_t want;
         if (sd_id128_from_string(uuid, &want) < 0)
@@ -494,11 +499,14 @@ static int machine_of(sd_bus *bus, const char *uuid, char **ret) {
         const char *name, *class, *service, *path;
         while ((r = sd_bus_message_read(reply, "(ssso)", &name, &class, &service, &path)) > 0) {
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *id = NULL;
+                _cleanup_free_ char *unit = NULL;
                 const void *bytes = NULL;
                 size_t size = 0;
                 if (sd_bus_get_property(bus, MACHINE1, path, MACHINE1 ".Machine", "Id", NULL, &id, "ay") < 0 ||
                     sd_bus_message_read_array(id, 'y', &bytes, &size) < 0 || size != sizeof(want.bytes) ||
-                    memcmp(bytes, want.bytes, size) != 0)
+                    memcmp(bytes, want.bytes, size) != 0 ||
+                    sd_bus_get_property_string(bus, MACHINE1, path, MACHINE1 ".Machine", "Unit", NULL, &unit) < 0 ||
+                    !endswith(unit, ".scope"))
                         continue;
                 return (*ret = strdup(name)) ? 1 : -ENOMEM;
         }

@@ -53,10 +53,11 @@ int pod_cgroup_enter(const char *uuid, const PodCgroupLimits *limits, Error **er
 int pod_cgroup_kill(const char *uuid, Error **err);
 
 /* Under a host systemd: the machine systemd-nspawn registered for the pod
- * with systemd-machined, found by its id, the pod's UUID that the host
- * gave nspawn (not by name: a name is free again once its pod is gone),
- * and its unit's processes killed (KillMachine, "all", SIGKILL); waits up
- * to 5 s for the machine to be gone. Returns 0 when there is no such
+ * with systemd-machined in a scope of its own, found by its id, the pod's
+ * UUID that the host gave nspawn (not by name: a name is free again once
+ * its pod is gone), and its scope's processes killed (KillMachine, "all",
+ * SIGKILL); waits up to 5 s for the machine to be gone. (A pod in a
+ * service is its service's: systemd kills what is left of it.) Returns 0 when there is no such
  * machine (or no machined), above 0 when it was killed, -EBUSY with a
  * message when it is still there. */
 int pod_machine_kill(const char *uuid, Error **err);
