@@ -12,6 +12,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-id128.h>
+#include <systemd/sd-login.h>
 #include <time.h>
 
 #include "basic/fs.h"
@@ -474,6 +475,49 @@ static size_t pod_cgroup_count(const char *uuid, pid_t *first) {
                         n += cgroup_count(dir, 0, first);
         }
         return n;
+}
+
+#define SYSTEMD1 "org.freedesktop.systemd1"
+
+int pod_unit_set_limits(const char *uuid, const PodCgroupLimits *limits, Error **err) {
+        char want[64];
+        _cleanup_free_ char *unit = NULL;
+        snprintf(want, sizeof(want), "pod@%s.service", uuid);
+        if (sd_booted() <= 0 || sd_pid_get_unit(0, &unit) < 0 || !streq(unit, want))
+                return 0;
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r = sd_bus_open_system(&bus);
+        if (r >= 0)
+                r = sd_bus_message_new_method_call(bus, &m, SYSTEMD1, "/org/freedesktop/systemd1", SYSTEMD1 ".Manager",
+                                                   "SetUnitProperties");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "sb", unit, true);
+        if (r >= 0)
+                r = sd_bus_message_open_container(m, 'a', "(sv)");
+        if (r >= 0)
+                r = sd_bus_message_append(m, "(sv)", "TasksMax", "t", limits->pids_max);
+        /* The standard devices are the unit file's already. */
+        size_t n_standard = strv_length((char **) standard_devices);
+        for (size_t i = n_standard; r >= 0 && i < strv_length(limits->devices); i++) {
+                char type, access[8];
+                unsigned maj, min;
+                char path[64];
+                if (sscanf(limits->devices[i], "%c %u:%u %7s", &type, &maj, &min, access) != 4)
+                        continue;
+                snprintf(path, sizeof(path), "/dev/%s/%u:%u", type == 'b' ? "block" : "char", maj, min);
+                r = sd_bus_message_append(m, "(sv)", "DeviceAllow", "a(ss)", 1, path, access);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(m);
+        sd_bus_error e = SD_BUS_ERROR_NULL;
+        if (r >= 0 && (r = sd_bus_call(bus, m, 0, &e, NULL)) < 0) {
+                r = error_set(err, r, "cannot set the task limit and device rule of %s: %s", unit,
+                              e.message ?: strerror(-r));
+                sd_bus_error_free(&e);
+                return r;
+        }
+        return r < 0 ? error_sys(err, r, "cannot set the task limit and device rule of %s", unit) : 0;
 }
 
 #define MACHINE1 "org.freedesktop.machine1"

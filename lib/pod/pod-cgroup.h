@@ -44,6 +44,13 @@ void pod_cgroup_limits_done(PodCgroupLimits *l);
  * cgroup v2 host), and moves this process into them. */
 int pod_cgroup_enter(const char *uuid, const PodCgroupLimits *limits, Error **err);
 
+/* Under pod@.service: the pod's limits where the unit file cannot know
+ * them, set on this process's unit (pod@UUID.service, and only that) as
+ * runtime properties before nspawn starts: TasksMax= (--pod-pids-limit)
+ * and a DeviceAllow= for each device beyond the standard ones (the pod's
+ * device volumes, its apps' --device). Anything else: nothing to do. */
+int pod_unit_set_limits(const char *uuid, const PodCgroupLimits *limits, Error **err);
+
 /* Kills every process of the pod's cgroups (cgroup.kill of its cgroup2
  * tree, which the pod cannot leave; on a host without one, the v1 freezer
  * cgroup frozen, its processes killed, thawed) and waits up to 5 s for

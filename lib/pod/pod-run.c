@@ -310,7 +310,8 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
          * or pod@.service's delegated cgroup (the unit's own). */
         _cleanup_(pod_cgroup_limits_done) PodCgroupLimits limits = {};
         if ((r = pod_cgroup_limits_from_manifest(m, &limits, err)) < 0 ||
-            (!host.systemd && (r = pod_cgroup_enter(uuid, &limits, err)) < 0))
+            (!host.systemd && (r = pod_cgroup_enter(uuid, &limits, err)) < 0) ||
+            (host.systemd && host.keep_unit && (r = pod_unit_set_limits(uuid, &limits, err)) < 0))
                 return error_prefix(err, "pod %s", uuid);
         _cleanup_free_ char *machine = machine_name(m, uuid);
         _cleanup_(pod_net_done) PodNet net = {};

@@ -19,6 +19,15 @@ assert_eq "TasksMax=4096" 4096 "$(unit_prop "$unit" TasksMax)"
 assert_contains "only the pseudo-devices" "$(unit_prop "$unit" DeviceAllow)" "/dev/urandom rwm"
 assert_exit 0 systemctl stop "$unit"
 gc_all
+# What the unit file cannot know: set on the unit when the pod starts.
+[ -c /dev/net/tun ] || die "the test host has no /dev/net/tun"
+uuid=$(sd prepare --pod-pids-limit=300 --volume=tun,kind=host,source=/dev/net/tun busybox --exec=/bin/sleep -- 600)
+unit=pod@$uuid.service
+assert_exit 0 systemctl start "$unit"
+assert_eq "--pod-pids-limit is the unit's TasksMax" 300 "$(unit_prop "$unit" TasksMax)"
+assert_contains "a device volume is in its DeviceAllow" "$(unit_prop "$unit" DeviceAllow)" "/dev/char/10:200 rw"
+assert_exit 0 systemctl stop "$unit"
+gc_all
 
 echo "# a pod in a scope that forges its identity is killed by its machine"
 BG=
