@@ -479,6 +479,32 @@ static size_t pod_cgroup_count(const char *uuid, pid_t *first) {
 
 #define SYSTEMD1 "org.freedesktop.systemd1"
 
+/* The devices beyond the standard ones as DeviceAllow= has them:
+ * "/dev/char/MAJ:MIN", access. 0, or -EINVAL for a rule not of that form. */
+static int device_allow_of(const char *rule, char path[static 64], char access[static 8]) {
+        char type;
+        unsigned maj, min;
+        if (sscanf(rule, "%c %u:%u %7s", &type, &maj, &min, access) != 4)
+                return -EINVAL;
+        snprintf(path, 64, "/dev/%s/%u:%u", type == 'b' ? "block" : "char", maj, min);
+        return 0;
+}
+
+int pod_scope_properties(const PodCgroupLimits *limits, char ***argv) {
+        _cleanup_free_ char *tasks = NULL;
+        if (asprintf(&tasks, "--property=TasksMax=%" PRIu64, limits->pids_max) < 0 || strv_push(argv, tasks) < 0)
+                return -ENOMEM;
+        for (size_t i = strv_length((char **) standard_devices); i < strv_length(limits->devices); i++) {
+                char path[64], access[8];
+                _cleanup_free_ char *p = NULL;
+                if (device_allow_of(limits->devices[i], path, access) < 0)
+                        continue;
+                if (asprintf(&p, "--property=DeviceAllow=%s %s", path, access) < 0 || strv_push(argv, p) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
 int pod_unit_set_limits(const char *uuid, const PodCgroupLimits *limits, Error **err) {
         char want[64];
         _cleanup_free_ char *unit = NULL;
@@ -500,13 +526,9 @@ int pod_unit_set_limits(const char *uuid, const PodCgroupLimits *limits, Error *
         /* The standard devices are the unit file's already. */
         size_t n_standard = strv_length((char **) standard_devices);
         for (size_t i = n_standard; r >= 0 && i < strv_length(limits->devices); i++) {
-                char type, access[8];
-                unsigned maj, min;
-                char path[64];
-                if (sscanf(limits->devices[i], "%c %u:%u %7s", &type, &maj, &min, access) != 4)
-                        continue;
-                snprintf(path, sizeof(path), "/dev/%s/%u:%u", type == 'b' ? "block" : "char", maj, min);
-                r = sd_bus_message_append(m, "(sv)", "DeviceAllow", "a(ss)", 1, path, access);
+                char path[64], access[8];
+                if (device_allow_of(limits->devices[i], path, access) >= 0)
+                        r = sd_bus_message_append(m, "(sv)", "DeviceAllow", "a(ss)", 1, path, access);
         }
         if (r >= 0)
                 r = sd_bus_message_close_container(m);

@@ -51,6 +51,11 @@ int pod_cgroup_enter(const char *uuid, const PodCgroupLimits *limits, Error **er
  * device volumes, its apps' --device). Anything else: nothing to do. */
 int pod_unit_set_limits(const char *uuid, const PodCgroupLimits *limits, Error **err);
 
+/* In a scope nspawn has machined make for the pod: appends to *argv the
+ * nspawn options --property=TasksMax=N and --property=DeviceAllow= for
+ * each device beyond the standard ones (nspawn's scope has those). */
+int pod_scope_properties(const PodCgroupLimits *limits, char ***argv);
+
 /* Kills every process of the pod's cgroups (cgroup.kill of its cgroup2
  * tree, which the pod cannot leave; on a host without one, the v1 freezer
  * cgroup frozen, its processes killed, thawed) and waits up to 5 s for

@@ -306,8 +306,8 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         /* Without a host systemd, the pod gets a cgroup of its own, which
          * nspawn hands to its user namespace, and cgroups it is not handed:
          * its device rule, its task limit (pod-cgroup.h). Under one, its
-         * scope (TasksMax= below; nspawn's scope has DevicePolicy=closed)
-         * or pod@.service's delegated cgroup (the unit's own). */
+         * unit's: pod@.service's (set on it here), or nspawn's scope's
+         * (below; the scope is DevicePolicy=closed already). */
         _cleanup_(pod_cgroup_limits_done) PodCgroupLimits limits = {};
         if ((r = pod_cgroup_limits_from_manifest(m, &limits, err)) < 0 ||
             (!host.systemd && (r = pod_cgroup_enter(uuid, &limits, err)) < 0) ||
@@ -328,15 +328,12 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 return error_prefix(err, "pod %s", uuid);
         if (ns.netns)
                 crash_point(CRASH_RUN_NETNS);
-        _cleanup_free_ char *dir = NULL, *machine_arg = NULL, *uuid_arg = NULL, *users_arg = NULL, *tasks_arg = NULL;
+        _cleanup_free_ char *dir = NULL, *machine_arg = NULL, *uuid_arg = NULL, *users_arg = NULL;
         if ((net.hostname && asprintf(&hostname_arg, "--hostname=%s", net.hostname) < 0) ||
             asprintf(&dir, "--directory=%s/stage1/rootfs", pod) < 0 ||
             asprintf(&machine_arg, "--machine=%s", machine) < 0 || asprintf(&uuid_arg, "--uuid=%s", uuid) < 0 ||
             (c.userns.enabled ? asprintf(&users_arg, "--private-users=%u:%u", (unsigned) c.userns.base, POD_USERNS_SIZE)
                               : asprintf(&users_arg, "--private-users=no")) < 0)
-                return error_sys(err, -ENOMEM, "pod %s", uuid);
-        if (host.systemd && !host.keep_unit && host.register_machine &&
-            asprintf(&tasks_arg, "--property=TasksMax=%" PRIu64, limits.pids_max) < 0)
                 return error_sys(err, -ENOMEM, "pod %s", uuid);
         char *argv[] = {
                 "systemd-nspawn", "--quiet", "--boot", dir, machine_arg, uuid_arg,
@@ -347,7 +344,7 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 "--private-users-ownership=off",
                 host.register_machine ? "--register=yes" : "--register=no",
                 host.keep_unit ? "--keep-unit" : NULL,
-                NULL, NULL, NULL, NULL,
+                NULL, NULL, NULL,
         };
         /* In place of the first NULL: --keep-unit's, when not given. */
         size_t k = 0;
@@ -357,8 +354,12 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 argv[k++] = ns.nspawn_option;
         if (hostname_arg)
                 argv[k++] = hostname_arg;
-        if (tasks_arg)
-                argv[k++] = tasks_arg;
+        /* In the scope nspawn has machined make: the pod's task limit and
+         * device volumes as the scope's properties (pod-cgroup.h). */
+        _cleanup_strv_free_ char **nspawn_argv = strv_copy(argv);
+        if (!nspawn_argv || (host.systemd && !host.keep_unit && host.register_machine &&
+                             pod_scope_properties(&limits, &nspawn_argv) < 0))
+                return error_sys(err, -ENOMEM, "pod %s", uuid);
 
         /* nspawn as a child, the network released and what it may leave
          * of the pod halted when it exits (pod-supervise.h). */
@@ -367,7 +368,7 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         if (watchdog && parse_duration(watchdog, &watchdog_usec) < 0)
                 return error_set(err, -EINVAL, "pod %s: annotation %s: \"%s\" is not a duration", uuid,
                                  POD_ANNOTATION_WATCHDOG, watchdog);
-        int status = pod_supervise(pod_fd, lock_fd, ns.netns, SYSTEMD_NSPAWN, argv, watchdog_usec, interactive,
+        int status = pod_supervise(pod_fd, lock_fd, ns.netns, SYSTEMD_NSPAWN, nspawn_argv, watchdog_usec, interactive,
                                    pod_net_attach, &ns, err);
         pod_net_release(&ns);
         if (status < 0)

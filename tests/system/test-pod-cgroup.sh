@@ -33,13 +33,14 @@ echo "# a pod in a scope that forges its identity is killed by its machine"
 BG=
 trap '_rc=$?; set +e; [ -z "$BG" ] || kill -KILL "$BG" 2>/dev/null; (exit "$_rc"); _lib_on_exit' EXIT
 systemd-run --scope --quiet "$SDPOD" run --uuid-file="$T/uuid" --name=forger --net=host --pod-pids-limit=300 \
-	busybox --exec=/bin/sleep -- 600 >"$T/out" 2>&1 &
+	--volume=tun,kind=host,source=/dev/net/tun busybox --exec=/bin/sleep -- 600 >"$T/out" 2>&1 &
 BG=$!
 wait_until 30 machinectl status forger || die "the pod did not register: $(cat "$T/out")"
 uuid=$(cat "$T/uuid")
 scope=$(machinectl show forger --property=Unit --value)
 assert_match "it runs in a scope of its own" '^machine-.*\.scope$' "$scope"
 assert_eq "its --pod-pids-limit is the scope's TasksMax" 300 "$(unit_prop "$scope" TasksMax)"
+assert_contains "its device volume is in the scope's DeviceAllow" "$(unit_prop "$scope" DeviceAllow)" "/dev/char/10:200 rw"
 leader=$(machinectl show forger --property=Leader --value)
 ns=$(stat -L -c %i "/proc/$leader/ns/pid")
 wait_until 30 sh -c "$SDPOD status $uuid | grep -qx state=running" || true
