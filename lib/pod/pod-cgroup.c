@@ -434,48 +434,60 @@ static int cg_open(const char *h, const char *uuid) {
         return fd < 0 ? -errno : fd;
 }
 
-/* Processes in the cgroup tree at dir (the first 4096 bytes of each
- * cgroup.procs are enough to count "some"); first: the first one seen. */
-static size_t cgroup_count(int dir, unsigned depth, pid_t *first) {
+/* Processes in the cgroup at dir itself; first: the first one seen.
+ * Unreadable counts as one: keep the pod. */
+static size_t procs_count(int dir, pid_t *first) {
         char buf[4096];
         size_t n = 0;
         _cleanup_close_ int procs = openat(dir, "cgroup.procs", O_RDONLY | O_CLOEXEC);
         ssize_t k = procs < 0 ? -1 : read(procs, buf, sizeof(buf) - 1);
         if (k < 0)
-                return 1; /* unreadable: count it as busy */
+                return 1;
         buf[k] = 0;
+        if (k > 0 && first && !*first)
+                *first = (pid_t) atoi(buf);
         for (char *p = buf; *p; p++)
-                if (*p == '\n') {
-                        if (!n && first && !*first)
-                                *first = (pid_t) atoi(buf);
-                        n++;
-                }
-        if (depth > CGROUP_DEPTH_MAX)
-                return n + 1;
-        _cleanup_closedir_ DIR *d = opendir_at(dir, ".");
-        if (!d)
-                return n + 1;
-        for (struct dirent *de; (de = readdir(d));) {
-                if (de->d_type != DT_DIR || de->d_name[0] == '.')
-                        continue;
-                _cleanup_close_ int child = openat(dir, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                n += child < 0 ? 1 : cgroup_count(child, depth + 1, first);
-        }
+                n += *p == '\n';
         return n;
 }
 
-/* Processes in any of the pod's cgroups; first: one of them. */
+/* Whether the cgroup2 tree at dir has a process anywhere: its
+ * cgroup.events' "populated", which the kernel keeps for the whole tree
+ * (the pod makes its part of the tree as deep and wide as it likes: no
+ * walk of it would be bounded). Unreadable counts as yes. */
+static bool cg2_populated(int dir) {
+        char buf[256];
+        _cleanup_close_ int fd = openat(dir, "cgroup.events", O_RDONLY | O_CLOEXEC);
+        ssize_t k = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+        if (k < 0)
+                return true;
+        buf[k] = 0;
+        return !strstr(buf, "populated 0");
+}
+
+/* Processes of the pod (0: none; a count across hierarchies, not of
+ * processes); first: one of them, when a flat cgroup names it. Every
+ * process of the pod is in each hierarchy's cgroup of it: the cgroup2
+ * tree says for all, and the v1 controllers' cgroups, which the pod
+ * cannot make children in, list them. Only the name=systemd tree, the
+ * pod's to shape, is not read (every process in it is in the others). */
 static size_t pod_cgroup_count(const char *uuid, pid_t *first) {
         const char *h[6];
         size_t n = 0;
         all_hierarchies(h);
         for (const char **i = h; *i; i++) {
                 _cleanup_close_ int dir = cg_open(*i, uuid);
-                if (dir >= 0)
-                        n += cgroup_count(dir, 0, first);
+                if (dir < 0)
+                        continue;
+                if (is_fs(*i, CGROUP2_SUPER_MAGIC)) {
+                        size_t top = procs_count(dir, first);
+                        n += cg2_populated(dir) ? (top ? top : 1) : 0;
+                } else if (!streq(*i, CGROUP_ROOT "/systemd"))
+                        n += procs_count(dir, first);
         }
         return n;
 }
+
 
 #define SYSTEMD1 "org.freedesktop.systemd1"
 
