@@ -10,6 +10,18 @@
 #include "manifest/app-lifecycle.h"
 #include "manifest/pod-manifest.h"
 
+const PodStandardDevice pod_standard_devices[] = {
+        { "/dev/null rwm", "c 1:3 rwm" },
+        { "/dev/zero rwm", "c 1:5 rwm" },
+        { "/dev/full rwm", "c 1:7 rwm" },
+        { "/dev/random rwm", "c 1:8 rwm" },
+        { "/dev/urandom rwm", "c 1:9 rwm" },
+        { "/dev/tty rwm", "c 5:0 rwm" },
+        { "/dev/ptmx rwm", "c 5:2 rwm" },
+        { "char-pts rw", "c 136:* rw" },
+        {},
+};
+
 /* Far beyond any real pod; it bounds what a corrupt or hostile file costs. */
 #define POD_MANIFEST_SIZE_MAX (16U << 20)
 #define AC_NAME_MAX 64

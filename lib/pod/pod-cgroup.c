@@ -42,16 +42,6 @@ static void hierarchies(const char *ret[static 3]) {
         ret[n] = NULL;
 }
 
-/* The devices every pod has (what systemd-nspawn makes in its /dev, and
- * what a pod's systemd and apps use): null, zero, full, random, urandom,
- * tty, ptmx and the pty pairs (the console is one). Not /dev/net/tun, nor
- * anything else nspawn's own scope would allow: a pod with a network uses
- * the veth the host made. */
-static const char *const standard_devices[] = {
-        "c 1:3 rwm", "c 1:5 rwm", "c 1:7 rwm", "c 1:8 rwm", "c 1:9 rwm",
-        "c 5:0 rwm", "c 5:2 rwm", "c 136:* rwm", NULL,
-};
-
 void pod_cgroup_limits_done(PodCgroupLimits *l) {
         strv_free(l->devices);
         *l = (PodCgroupLimits) {};
@@ -88,8 +78,9 @@ int pod_cgroup_limits_from_manifest(const PodManifest *m, PodCgroupLimits *ret, 
                                          POD_ANNOTATION_PIDS_LIMIT, v, POD_PIDS_LIMIT_MAX);
                 l.pids_max = n;
         }
-        if (!(l.devices = strv_copy((char **) standard_devices)))
-                return error_sys(err, -ENOMEM, "device rule");
+        for (const PodStandardDevice *d = pod_standard_devices; d->v1_rule; d++)
+                if (strv_push(&l.devices, d->v1_rule) < 0)
+                        return error_sys(err, -ENOMEM, "device rule");
         /* The host's device nodes the operator gave the pod as volumes:
          * what --device binds, and what podapp add --device needs the
          * sandbox to have (an app added later gets no new rule). */
@@ -491,6 +482,14 @@ static size_t pod_cgroup_count(const char *uuid, pid_t *first) {
 
 #define SYSTEMD1 "org.freedesktop.systemd1"
 
+/* The standard devices come first in a PodCgroupLimits' list. */
+static size_t n_standard_devices(void) {
+        size_t n = 0;
+        while (pod_standard_devices[n].v1_rule)
+                n++;
+        return n;
+}
+
 /* The devices beyond the standard ones as DeviceAllow= has them:
  * "/dev/char/MAJ:MIN", access. 0, or -EINVAL for a rule not of that form. */
 static int device_allow_of(const char *rule, char path[static 64], char access[static 8]) {
@@ -506,7 +505,7 @@ int pod_scope_properties(const PodCgroupLimits *limits, char ***argv) {
         _cleanup_free_ char *tasks = NULL;
         if (asprintf(&tasks, "--property=TasksMax=%" PRIu64, limits->pids_max) < 0 || strv_push(argv, tasks) < 0)
                 return -ENOMEM;
-        for (size_t i = strv_length((char **) standard_devices); i < strv_length(limits->devices); i++) {
+        for (size_t i = n_standard_devices(); i < strv_length(limits->devices); i++) {
                 char path[64], access[8];
                 _cleanup_free_ char *p = NULL;
                 if (device_allow_of(limits->devices[i], path, access) < 0)
@@ -536,8 +535,7 @@ int pod_unit_set_limits(const char *uuid, const PodCgroupLimits *limits, Error *
         if (r >= 0)
                 r = sd_bus_message_append(m, "(sv)", "TasksMax", "t", limits->pids_max);
         /* The standard devices are the unit file's already. */
-        size_t n_standard = strv_length((char **) standard_devices);
-        for (size_t i = n_standard; r >= 0 && i < strv_length(limits->devices); i++) {
+        for (size_t i = n_standard_devices(); r >= 0 && i < strv_length(limits->devices); i++) {
                 char path[64], access[8];
                 if (device_allow_of(limits->devices[i], path, access) >= 0)
                         r = sd_bus_message_append(m, "(sv)", "DeviceAllow", "a(ss)", 1, path, access);

@@ -575,11 +575,9 @@ static int build_run_args(Parser *p, const char *name, char ***ret, Error **err)
  * definition's PidsLimit=. (A definition has no --device: a device is a
  * DeviceAllow= of its [Service], with the node bound as a Volume=.) */
 static void render_limits(FILE *f, const PodArgs *args) {
-        fputs("DevicePolicy=closed\n"
-              "DeviceAllow=/dev/null rwm\nDeviceAllow=/dev/zero rwm\nDeviceAllow=/dev/full rwm\n"
-              "DeviceAllow=/dev/random rwm\nDeviceAllow=/dev/urandom rwm\nDeviceAllow=/dev/tty rwm\n"
-              "DeviceAllow=/dev/ptmx rwm\nDeviceAllow=char-pts rw\n",
-              f);
+        fputs("DevicePolicy=closed\n", f);
+        for (const PodStandardDevice *d = pod_standard_devices; d->device_allow; d++)
+                fprintf(f, "DeviceAllow=%s\n", d->device_allow);
         const char *limit = NULL;
         for (size_t i = 0; i < args->n_lifecycle; i++)
                 if (streq(args->lifecycle[i].name, POD_ANNOTATION_PIDS_LIMIT))
