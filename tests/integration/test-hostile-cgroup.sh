@@ -31,13 +31,13 @@ cleanup() {
 	set +e
 	trap - ERR
 	bg_pods_cleanup
+	# Thawed, what the test froze dies with its pod (gc kills it).
+	[ -z "$FROZEN_CG" ] || echo THAWED >"$FROZEN_CG/freezer.state" 2>/dev/null
+	remove_all_pods
 	if [ -n "$FROZEN_CG" ]; then
-		echo THAWED >"$FROZEN_CG/freezer.state" 2>/dev/null
-		# The pod's processes in it are killed (and gone) once thawed.
 		for _ in $(seq 50); do [ -s "$FROZEN_CG/cgroup.procs" ] || break; sleep 0.1; done
 		rmdir "$FROZEN_CG" 2>/dev/null
 	fi
-	remove_all_pods
 	[ -z "$LOOP" ] || losetup -d "$LOOP"
 }
 trap '_rc=$?; cleanup; (exit "$_rc"); _lib_on_exit' EXIT
