@@ -47,7 +47,7 @@ static int usage_error_from(const char *command, Error *err) {
 static const char sandbox_usage[] =
         "Usage: podapp sandbox [--name=NAME] [--volume=SPEC]... [--keep-on-app-failure]\n"
         "                      [--private-users=yes|no] [--pod-stop-timeout=DURATION]\n"
-        "                      [--pod-watchdog=DURATION]\n"
+        "                      [--pod-watchdog=DURATION] [--pod-pids-limit=N]\n"
         "                      [NETWORK OPTIONS]\n"
         "\n"
         "Prepares a mutable pod with no apps, starts it (as pod@UUID.service when\n"
@@ -68,6 +68,7 @@ static const char sandbox_usage[] =
         "  --pod-watchdog=DURATION\n"
         "                         kill the pod when its systemd has not answered\n"
         "                         for that long\n"
+        "  --pod-pids-limit=N     at most N tasks in the whole pod (default 4096)\n"
         "\n"
         "Network options, as for 'sdpod prepare' (sdpod(1) NETWORKING); every app\n"
         "added later joins the pod's network:\n"
@@ -88,6 +89,7 @@ static int verb_sandbox(int argc, char **argv) {
                 { "private-users", required_argument, NULL, 'u' },
                 { "pod-stop-timeout", required_argument, NULL, 't' },
                 { "pod-watchdog", required_argument, NULL, 't' },
+                { "pod-pids-limit", required_argument, NULL, 't' },
                 { "net", required_argument, NULL, 'N' },
                 { "port", required_argument, NULL, 'N' },
                 { "dns", required_argument, NULL, 'N' },

@@ -9,6 +9,7 @@
 #include "manifest/app-args.h"
 #include "manifest/pod-net.h"
 #include "net/pod-network.h"
+#include "pod/pod-cgroup.h"
 #include "pod/pod-info.h"
 #include "pod/pod-journal.h"
 #include "pod/pod-prepare.h"
@@ -65,6 +66,8 @@ static const char prepare_usage[] =
         "                          every app's stop timeout unless it has its own\n"
         "  --pod-watchdog=DURATION kill the pod when its systemd has not answered for\n"
         "                          that long\n"
+        "  --pod-pids-limit=N      at most N tasks (processes and threads) in the whole\n"
+        "                          pod (default 4096)\n"
         CLI_PULL_OPTIONS_HELP
         "App options (after its IMAGE, or before the first IMAGE for the first app):\n"
         "  --app=NAME              the app's name (default: from the image name)\n" CLI_APP_OPTIONS_HELP;
@@ -221,6 +224,14 @@ static const char *private_users_of(const PodManifest *m) {
 
 static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) {
         const PodManifest *m = info->manifest;
+        /* Why gc keeps the pod (written by the host's gc, not the pod). */
+        _cleanup_free_ char *blocked = NULL;
+        size_t blocked_size = 0;
+        Error *blocked_err = NULL;
+        if (read_file_at(p->fd, POD_GC_BLOCKED_FILE, 512, &blocked, &blocked_size, &blocked_err) >= 0)
+                text_make_printable(blocked, blocked_size, false);
+        else
+                error_free(blocked_err);
         if (format == FORMAT_JSON) {
                 _cleanup_json_ struct json_object *o = pod_summary_json(p, info);
                 _cleanup_json_ struct json_object *apps = json_object_new_array();
@@ -247,7 +258,8 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
                 if (json_object_object_add(o, "apps", TAKE_PTR(apps)) < 0 ||
                     cli_json_add_time(o, "exited", info->exited_usec) < 0 ||
                     (m && json_add_string(o, "private_users", private_users_of(m)) < 0) ||
-                    json_object_object_add(o, "manifest_error", info->manifest_error ? json_object_new_string(info->manifest_error) : NULL) < 0)
+                    json_object_object_add(o, "manifest_error", info->manifest_error ? json_object_new_string(info->manifest_error) : NULL) < 0 ||
+                    json_object_object_add(o, "gc_blocked", blocked ? json_object_new_string(blocked) : NULL) < 0)
                         return cli_print_json(NULL);
                 return cli_print_json(o);
         }
@@ -295,6 +307,8 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
         }
         if (info->manifest_error)
                 printf("manifest-error=%s\n", info->manifest_error);
+        if (blocked)
+                printf("gc-blocked=%s\n", blocked);
         return fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
 }
 

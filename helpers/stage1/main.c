@@ -203,11 +203,25 @@ static int enter(const char *uuid, const char *app_name, bool as_app, bool tty, 
 
 static int gc(const char *uuid) {
         Error *err = NULL;
-        int n = pod_kill_leftovers(uuid, &err);
+        /* By the pod's cgroups first: a handle the pod cannot forge (its
+         * PID 1's environment is the pod's to rewrite). While anything of
+         * the pod runs on, nothing of it is released: the host side keeps
+         * the pod in garbage (pod.c) and says why. */
+        int n = pod_cgroup_kill(uuid, &err);
+        /* Under a host systemd the pod's cgroup is its machine's unit (the
+         * scope nspawn had machined make, or its service), known to
+         * machined by the UUID nspawn was given. */
+        if (n == 0)
+                n = pod_machine_kill(uuid, &err);
+        /* Last, what nspawn left without registering (no machined): its
+         * PID 1, by the container_uuid= nspawn gave it. */
+        if (n == 0)
+                n = pod_kill_leftovers(uuid, &err);
         if (n < 0)
                 return fail(err);
         if (n > 0)
-                fprintf(stderr, "gc: pod %s: killed its PID 1, left running after systemd-nspawn died\n", uuid);
+                fprintf(stderr, "gc: pod %s: killed its PID 1 and every process of its cgroups, left running after "
+                        "systemd-nspawn died\n", uuid);
         crash_point(CRASH_GC_ENTRY_KILLED);
         /* The networks of a pod whose run entrypoint died before it could
          * release them (the record says which; none: nothing to do). The

@@ -312,9 +312,14 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         nspawn_host_detect(&host);
         bool interactive = console_interactive(m);
         /* Without a host systemd, the pod gets a cgroup of its own, which
-         * nspawn hands to its user namespace; under one, its scope or
-         * pod@.service's delegated cgroup. */
-        if (!host.systemd && (r = pod_cgroup_enter(uuid, err)) < 0)
+         * nspawn hands to its user namespace, and cgroups it is not handed:
+         * its device rule, its task limit (pod-cgroup.h). Under one, its
+         * unit's: pod@.service's (set on it here), or nspawn's scope's
+         * (below; the scope is DevicePolicy=closed already). */
+        _cleanup_(pod_cgroup_limits_done) PodCgroupLimits limits = {};
+        if ((r = pod_cgroup_limits_from_manifest(m, &limits, err)) < 0 ||
+            (!host.systemd && (r = pod_cgroup_enter(uuid, &limits, err)) < 0) ||
+            (host.systemd && host.keep_unit && (r = pod_unit_set_limits(uuid, &limits, err)) < 0))
                 return error_prefix(err, "pod %s", uuid);
         _cleanup_free_ char *machine = machine_name(m, uuid);
         _cleanup_(pod_net_done) PodNet net = {};
@@ -357,6 +362,12 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 argv[k++] = ns.nspawn_option;
         if (hostname_arg)
                 argv[k++] = hostname_arg;
+        /* In the scope nspawn has machined make: the pod's task limit and
+         * device volumes as the scope's properties (pod-cgroup.h). */
+        _cleanup_strv_free_ char **nspawn_argv = strv_copy(argv);
+        if (!nspawn_argv || (host.systemd && !host.keep_unit && host.register_machine &&
+                             pod_scope_properties(&limits, &nspawn_argv) < 0))
+                return error_sys(err, -ENOMEM, "pod %s", uuid);
 
         /* nspawn as a child, the network released and what it may leave
          * of the pod halted when it exits (pod-supervise.h). */
@@ -365,7 +376,7 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         if (watchdog && parse_duration(watchdog, &watchdog_usec) < 0)
                 return error_set(err, -EINVAL, "pod %s: annotation %s: \"%s\" is not a duration", uuid,
                                  POD_ANNOTATION_WATCHDOG, watchdog);
-        int status = pod_supervise(pod_fd, lock_fd, ns.netns, SYSTEMD_NSPAWN, argv, watchdog_usec, interactive,
+        int status = pod_supervise(pod_fd, lock_fd, ns.netns, SYSTEMD_NSPAWN, nspawn_argv, watchdog_usec, interactive,
                                    pod_net_attach, &ns, err);
         pod_net_release(&ns);
         if (status < 0)
