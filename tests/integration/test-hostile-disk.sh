@@ -22,7 +22,18 @@ require_tool jq
 # The data directory is a tmpfs of 160 MiB (the image, two pods, their
 # journals): no loop device, and no reserve for root (ext4 keeps 5% for
 # uid 0, which a pod with a user namespace cannot use but the host can).
-mount -t tmpfs -o size=160m,mode=0755 sdpod-test-disk "$DATA"
+# SDPOD_TEST_DISK_FS=ext4: an ext4 without a reserve on a loop device of
+# its own instead (mount -o loop frees it at umount).
+if [ "${SDPOD_TEST_DISK_FS:-tmpfs}" = ext4 ]; then
+	require_tool mkfs.ext4 e2fsprogs
+	truncate -s 160M "$T/disk.img"
+	mkfs.ext4 -q -m 0 "$T/disk.img"
+	mount -o loop "$T/disk.img" "$DATA"
+	rm -rf "$DATA/lost+found"
+	chmod 0755 "$DATA"
+else
+	mount -t tmpfs -o size=160m,mode=0755 sdpod-test-disk "$DATA"
+fi
 cleanup() {
 	local rc=$?
 	set +e
