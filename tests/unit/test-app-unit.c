@@ -592,7 +592,8 @@ static void test_render(void) {
         ASSERT_CONTAINS(text, "\nBindReadOnlyPaths=/sdpod/volumes/ro:/mnt/c\n");    /* the volume is */
         ASSERT_CONTAINS(text, "\nCapabilityBoundingSet=CAP_CHOWN\n");
         ASSERT_CONTAINS(text, "\nCPUQuota=150.5%\n");
-        ASSERT_CONTAINS(text, "\nExecStart=/bin/sh\n");
+        ASSERT_CONTAINS(text, "\nExecStart=" APP_DOMAIN_IN_APP " /bin/sh /bin/sh\n");
+        ASSERT_CONTAINS(text, "\nBindReadOnlyPaths=" APP_DOMAIN ":" APP_DOMAIN_IN_APP "\n");
         ASSERT(!strstr(text, "ProtectSystem"));
         /* The default confinement, whatever the isolators. */
         ASSERT_CONTAINS(text, "\nNoNewPrivileges=yes\n");
@@ -601,6 +602,7 @@ static void test_render(void) {
         ASSERT_CONTAINS(text, "\nInaccessiblePaths=-/opt/stage2/x/rootfs/proc/kcore -/opt/stage2/x/rootfs/proc/keys ");
         ASSERT_CONTAINS(text, "\nRestrictNamespaces=yes\n");
         ASSERT_CONTAINS(text, "\nSystemCallFilter=@system-service chroot ptrace\n"
+                              "SystemCallFilter=" APP_DOMAIN_SYSCALLS "\n"
                               "SystemCallFilter=~@keyring io_uring_enter io_uring_register io_uring_setup userfaultfd\n"
                               "SystemCallErrorNumber=EPERM\n"
                               "SystemCallArchitectures=native\n");
