@@ -109,4 +109,29 @@ for a in $ATTEMPTS; do reached "uid 1000, its own child" "$a" "$OUT"; done
 
 assert_exit 0 sd stop "$P"
 assert_exit 0 sd rm "$P"
+
+# ---------------------------------------------------------------------------
+echo "# without Landlock: an app with SYS_PTRACE does not run, others warn"
+# ---------------------------------------------------------------------------
+# A filter that refuses the Landlock calls stands in for a kernel without
+# Landlock (the operator's manifest, edited as an operator may).
+no_landlock() {
+	local u m
+	u=$(sd prepare busybox --user=0 "$@" --exec=/bin/sh -- -c 'echo app-ran')
+	m="$DATA/pods/prepared/$u/pod"
+	jq '.apps[0].app.isolators += [{"name": "os/linux/seccomp-remove-set", "value": {"set": ["landlock_create_ruleset"], "errno": "EPERM"}}]' \
+		"$m" >"$T/pod.json"
+	cat "$T/pod.json" >"$m"
+	echo "$u"
+}
+U=$(no_landlock --cap-add=SYS_PTRACE 2>/dev/null)
+assert_exit 126 sd run-prepared "$U"
+assert_not_contains "with SYS_PTRACE and no Landlock the app does not run" "$OUT" "app-ran"
+assert_contains "and says why" "$OUT$ERR" "could trace the pod's PID 1, not running it"
+sd rm "$U" >/dev/null
+U=$(no_landlock)
+assert_exit 0 sd run-prepared "$U"
+assert_contains "without SYS_PTRACE it runs" "$OUT" "app-ran"
+assert_contains "with a warning" "$OUT$ERR" "no Landlock domain"
+sd rm "$U" >/dev/null
 leak_check
