@@ -106,6 +106,11 @@ peek t child
 for a in $ATTEMPTS; do reached "an app with SYS_PTRACE, its own child" "$a" "$OUT"; done
 peek a1 child
 for a in $ATTEMPTS; do reached "uid 1000, its own child" "$a" "$OUT"; done
+# The domain handles renames and links between directories (any domain
+# refuses them unless it gives them back): they work as before.
+assert_exit 0 pa exec "$P" --app=a0 -- /bin/sh -c \
+	'mkdir -p /tmp/x/d /tmp/y && echo hi >/tmp/x/f && mv /tmp/x/f /tmp/y/f && mv /tmp/x/d /tmp/y/d && ln /tmp/y/f /tmp/x/g && cat /tmp/x/g'
+assert_eq "renames and links between directories work in an app" hi "$OUT"
 
 assert_exit 0 sd stop "$P"
 assert_exit 0 sd rm "$P"
