@@ -189,7 +189,7 @@ static int reserve_app_records(AppPod *ap, const char *app, Error **err) {
         int r = fd < 0 ? error_sys(err, fd, POD_APP_STATUS_DIR)
                 : !a   ? error_set(err, -ENOENT, "no app %s", app)
                        : pod_app_records_reserve_at(fd, ap->manifest, a, err);
-        return r < 0 ? error_prefix(err, "pod %s: app %s", ap->pod->uuid, app) : 0;
+        return r < 0 ? error_prefix(err, "app %s", app) : 0;
 }
 
 /* What the pod recorded of the app: its exit status and when, its restarts
@@ -379,8 +379,10 @@ int pod_app_start(PodStore *ps, Pod *p, const char *app, Error **err) {
                 return 1;
         /* A new run: the last one's stop request and record go. */
         if ((r = unlink_app_file(&ap, app, POD_APP_STOP_REQUESTED, err)) < 0 ||
-            (r = unlink_app_status(&ap, app, err)) < 0 || (r = reserve_app_records(&ap, app, err)) < 0)
+            (r = unlink_app_status(&ap, app, err)) < 0)
                 return r;
+        if ((r = reserve_app_records(&ap, app, err)) < 0)
+                return error_prefix(err, "pod %s", p->uuid);
         crash_point(CRASH_START_CLEARED);
         char unit[128];
         app_unit(app, unit);

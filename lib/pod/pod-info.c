@@ -28,11 +28,10 @@ static uint64_t timespec_to_usec(const struct timespec *ts) {
 
 /* A small record the pod writes: a regular file (never followed through a
  * symlink, never a FIFO that would block), read to at most
- * POD_APP_RECORD_SIZE bytes; its modification time in ret_usec. A reserved
- * record (pod_app_records_reserve_at) is padded with NULs, which are not
- * its text; one that is all NULs holds nothing yet: -ENOENT. The writer
- * overwrites it in place, so a read may race a write: it is read until two
- * reads agree (a few times at most). */
+ * POD_APP_RECORD_SIZE bytes; its modification time in ret_usec. An empty
+ * one is reserved and holds nothing yet: -ENOENT. The writer rewrites it
+ * in place, so a read may race a write: it is read until two reads agree
+ * (a few times at most). */
 static int read_record_at(int dirfd, const char *name, char buf[static POD_APP_RECORD_SIZE + 1], uint64_t *ret_usec) {
         _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
         if (fd < 0)
@@ -51,10 +50,8 @@ static int read_record_at(int dirfd, const char *name, char buf[static POD_APP_R
                 if (n < 0)
                         return -errno;
         }
-        while (n > 0 && buf[n - 1] == 0)
-                n--;
         buf[n] = 0;
-        if (n == 0 && st.st_size > 0)
+        if (n == 0)
                 return -ENOENT; /* reserved, nothing recorded yet */
         if (fstat(fd, &st) < 0)
                 return -errno;
@@ -76,7 +73,6 @@ int pod_app_records_reserve_at(int status_fd, const PodManifest *m, const PodApp
         struct stat dir;
         if (fstat(status_fd, &dir) < 0)
                 return error_sys(err, -errno, POD_APP_STATUS_DIR);
-        static const char zeros[POD_APP_RECORD_SIZE];
         for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
                 if (!suffixes[i])
                         continue;
@@ -88,10 +84,13 @@ int pod_app_records_reserve_at(int status_fd, const PodManifest *m, const PodApp
                 if (fd < 0 && errno == EEXIST)
                         continue;
                 r = fd < 0 ? -errno : 0;
-                /* Written, not a hole nor fallocate()d: the blocks are the
-                 * file's own from now on, whatever the pod does later. */
-                if (r == 0)
-                        r = write_all(fd, zeros, sizeof(zeros));
+                /* Empty (nothing recorded), its block allocated beyond the
+                 * end: the writes that fill it take no new block. A file
+                 * system without fallocate() gets an empty file, written
+                 * as any other (which needs space). */
+                if (r == 0 && fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, POD_APP_RECORD_SIZE) < 0 &&
+                    errno != EOPNOTSUPP)
+                        r = -errno;
                 if (r == 0 && fchown(fd, dir.st_uid, dir.st_gid) < 0)
                         r = -errno;
                 if (r < 0) {
@@ -105,21 +104,23 @@ int pod_app_records_reserve_at(int status_fd, const PodManifest *m, const PodApp
 
 int pod_app_record_write_at(int status_fd, const char *file, const char *text, Error **err) {
         size_t n = strlen(text);
-        if (n == 0 || n >= POD_APP_RECORD_SIZE)
+        if (n == 0 || n > POD_APP_RECORD_SIZE)
                 return error_set(err, -EINVAL, POD_APP_STATUS_DIR "/%s: a record of %zu bytes", file, n);
         _cleanup_close_ int fd = openat(status_fd, file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
         struct stat st;
-        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size != POD_APP_RECORD_SIZE)
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > POD_APP_RECORD_SIZE)
                 /* Not reserved (the pod started before reservations, or
                  * the record was removed): a new file, which needs space. */
                 return write_file_atomic_at(status_fd, file, text, n, 0644, err);
-        /* In place: the same bytes of the same blocks, so a full file
-         * system does not refuse it (no allocation; not so on a file
-         * system that copies on write, sdpod-security(7)). */
-        char buf[POD_APP_RECORD_SIZE] = {};
-        memcpy(buf, text, n);
-        ssize_t w = pwrite(fd, buf, sizeof(buf), 0);
-        if (w != (ssize_t) sizeof(buf))
+        /* In place, in the block it was given: a full file system does not
+         * refuse it (not so on one that copies on write, sdpod-security(7)).
+         * Shortened first, so that a reader sees the old record, cut after
+         * its digits, or the new one; never truncated to where its block
+         * would go (a size of 0). */
+        if ((off_t) n < st.st_size && ftruncate(fd, (off_t) n) < 0)
+                return error_sys(err, -errno, POD_APP_STATUS_DIR "/%s: writing", file);
+        ssize_t w = pwrite(fd, text, n, 0);
+        if (w != (ssize_t) n)
                 return error_sys(err, w < 0 ? -errno : -EIO, POD_APP_STATUS_DIR "/%s: writing", file);
         if (fdatasync(fd) < 0)
                 return error_sys(err, -errno, POD_APP_STATUS_DIR "/%s: writing", file);

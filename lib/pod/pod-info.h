@@ -80,21 +80,20 @@ typedef struct PodAppHealthRecord {
 int pod_app_health_read_at(int status_fd, const char *name, PodAppHealthRecord *ret);
 
 /* Records on a full disk (sdpod-security(7)): each record of an app (NAME,
- * NAME.restarts, NAME.health) is a file of POD_APP_RECORD_SIZE bytes,
- * written by the host when the pod starts or the app is added or started
- * (pod_app_records_reserve_at: NULs, owned as the status directory is) and
- * overwritten in place by the pod (pod_app_record_write_at: the text, then
- * NULs). A pod that fills the file system does not keep another pod's
- * reaper from recording an exit: no write of a record allocates. Readers
- * take the NULs for the end of the text, and a record of NULs only for
- * none (-ENOENT). A file of another size is read as the text it holds (a
- * record of a pod started before reservations). */
+ * NAME.restarts, NAME.health) is made by the host when the pod starts or
+ * the app is added or started (pod_app_records_reserve_at): an empty file,
+ * owned as the status directory is, with POD_APP_RECORD_SIZE bytes (one
+ * block) allocated beyond its end. The pod rewrites it in place
+ * (pod_app_record_write_at), within that block. A pod that fills the file
+ * system then does not keep another pod's reaper from recording an exit:
+ * no write of a record allocates. Readers take an empty record for none
+ * (-ENOENT): the app has not stopped. */
 #define POD_APP_RECORD_SIZE 64
 /* Makes the records app has (its exit status; its restarts with a restart
  * policy, its health with a health check) that are not there yet; never
  * opens one that is. */
 int pod_app_records_reserve_at(int status_fd, const PodManifest *m, const PodApp *app, Error **err);
-/* Writes text (shorter than POD_APP_RECORD_SIZE) into the record file
+/* Writes text (at most POD_APP_RECORD_SIZE bytes) into the record file
  * (NAME or NAME.SUFFIX) of status_fd: in place when it is reserved, else
  * as a new file (which needs space); errors name the file. */
 int pod_app_record_write_at(int status_fd, const char *file, const char *text, Error **err);
