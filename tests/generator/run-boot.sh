@@ -142,10 +142,13 @@ make_pod() {
 }
 
 # boot POD_JSON APP... : runs the pod to its end; sets $rc and $pod.
+# As the run entrypoint does: the apps' app-domain makes Landlock domains.
+landlock="--system-call-filter=landlock_create_ruleset landlock_add_rule landlock_restrict_self"
+
 boot() {
         make_pod "$@"
         timeout -s KILL 60 systemd-nspawn --quiet --boot --directory="$pod" --register=no --keep-unit \
-                --console=read-only --link-journal=no >"$pod.console" 2>&1 </dev/null
+                --console=read-only --link-journal=no "$landlock" >"$pod.console" 2>&1 </dev/null
         rc=$?
 }
 
@@ -180,7 +183,7 @@ except socket.timeout:
         listener_pid=$!
         for _ in $(seq 50); do [[ -S $notify ]] && break; sleep 0.1; done
         NOTIFY_SOCKET=$notify systemd-nspawn --quiet --boot --directory="$pod" --register=no --keep-unit \
-                --notify-ready=yes --console=read-only --link-journal=no >"$pod.console" 2>&1 </dev/null &
+                --notify-ready=yes --console=read-only --link-journal=no "$landlock" >"$pod.console" 2>&1 </dev/null &
         nspawn_pid=$!
         for _ in $(seq 300); do
                 [[ -f $ready ]] || ! alive "$nspawn_pid" && break
