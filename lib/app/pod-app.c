@@ -181,6 +181,17 @@ static int unlink_app_status(AppPod *ap, const char *app, Error **err) {
         return r < 0 ? r : unlink_pod_file(ap, path, err);
 }
 
+/* The app's records, reserved before it runs (pod-info.h). */
+static int reserve_app_records(AppPod *ap, const char *app, Error **err) {
+        _cleanup_close_ int fd = open_beneath_no_symlinks(ap->pod->fd, POD_APP_STATUS_DIR,
+                                                          O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+        const PodApp *a = pod_manifest_find_app(ap->manifest, app);
+        int r = fd < 0 ? error_sys(err, fd, POD_APP_STATUS_DIR)
+                : !a   ? error_set(err, -ENOENT, "no app %s", app)
+                       : pod_app_records_reserve_at(fd, ap->manifest, a, err);
+        return r < 0 ? error_prefix(err, "app %s", app) : 0;
+}
+
 /* What the pod recorded of the app: its exit status and when, its restarts
  * (each left alone when there is none, or it is not one: sdpod status warns
  * about that). */
@@ -258,7 +269,8 @@ int pod_app_add(PodStore *ps, Pod *p, ImageStore *is, const AppArgs *a, Error **
         if ((r = remove_app_resources(&ap, app->name, err)) < 0 ||
             (r = pod_render_app(p->fd, is, app, pod_userns_root(&u), err)) < 0 ||
             (crash_point(CRASH_ADD_RENDERED), r = pod_app_root_mount(&ap.proc, ap.path, ps->root, app, u.enabled,
-                                                                      pod_userns_root(&u), err)) < 0) {
+                                                                      pod_userns_root(&u), err)) < 0 ||
+            (r = reserve_app_records(&ap, app->name, err)) < 0) {
                 _cleanup_error_ Error *ignored = NULL;
                 (void) remove_app_resources(&ap, app->name, &ignored);
                 return explain_exit(&ap, error_prefix(err, "pod %s", p->uuid), err);
@@ -370,6 +382,8 @@ int pod_app_start(PodStore *ps, Pod *p, const char *app, Error **err) {
         if ((r = unlink_app_file(&ap, app, POD_APP_STOP_REQUESTED, err)) < 0 ||
             (r = unlink_app_status(&ap, app, err)) < 0)
                 return r;
+        if ((r = reserve_app_records(&ap, app, err)) < 0)
+                return error_prefix(err, "pod %s", p->uuid);
         crash_point(CRASH_START_CLEARED);
         char unit[128];
         app_unit(app, unit);

@@ -188,6 +188,19 @@ static int bind_pod_dir(const RunContext *c, const char *dir, const char *in_pod
         return mount_bind(source, target, flags, err);
 }
 
+/* Each app's records, before the pod can fill the disk (pod-info.h). */
+static int reserve_app_records(const RunContext *c, Error **err) {
+        _cleanup_close_ int fd = open_beneath_no_symlinks(c->pod_fd, POD_APP_STATUS_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+        if (fd < 0)
+                return error_sys(err, fd, POD_APP_STATUS_DIR);
+        for (size_t i = 0; i < c->manifest->n_apps; i++) {
+                int r = pod_app_records_reserve_at(fd, c->manifest, &c->manifest->apps[i], err);
+                if (r < 0)
+                        return error_prefix(err, "app %s", c->manifest->apps[i].name);
+        }
+        return 0;
+}
+
 /* What the pod sees of its directory (sdpod-stage1(7), sdpod-security(7)):
  *
  *   /sdpod                  the pod directory, read-only: its manifest at
@@ -210,6 +223,7 @@ static int mount_pod_dir(const RunContext *c, int rootfs_fd, Error **err) {
                 return error_sys(err, -errno, "cannot make the pod directory reachable");
         int r;
         if ((r = make_pod_owned_dir(c, POD_APP_STATUS_DIR, 0755, 0, 0, err)) < 0 ||
+            (r = reserve_app_records(c, err)) < 0 ||
             (r = make_pod_owned_dir(c, POD_JOURNAL_DIR, 0755, 0, 0, err)) < 0 ||
             (r = bind_pod_dir(c, POD_JOURNAL_DIR, "var/log/journal", false, err)) < 0)
                 return r;
@@ -350,6 +364,8 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 users_arg,
                 /* The overlays' ownership is set up already: never chown. */
                 "--private-users-ownership=off",
+                /* nspawn 252's filter lacks Landlock: each app's domain. */
+                "--system-call-filter=" APP_DOMAIN_SYSCALLS,
                 host.register_machine ? "--register=yes" : "--register=no",
                 host.keep_unit ? "--keep-unit" : NULL,
                 NULL, NULL, NULL,

@@ -575,6 +575,7 @@ static void write_app_root(FILE *f, const AppUnit *u) {
                 own_run = own_run || path_is_run(u->isolation.tmpfs[i].path);
         if (!own_run)
                 fputs("TemporaryFileSystem=/run:mode=0755,nosuid,nodev\n", f);
+        fputs("BindReadOnlyPaths=" APP_DOMAIN ":" APP_DOMAIN_IN_APP "\n", f);
         /* The pod's name files, which the run entrypoint writes into the
          * pod directory (net-files.h), unless the app binds its own (the
          * CRI's, which Kubernetes' DNS policy wrote). */
@@ -647,6 +648,8 @@ static void write_app_confinement(FILE *f, const AppUnit *u) {
         if (iso->restrict_namespaces)
                 fputs("RestrictNamespaces=yes\n", f);
         write_syscall_filter(f, "SystemCallFilter=", iso->syscalls_allowed);
+        if (iso->syscalls_allowed)
+                fputs("SystemCallFilter=" APP_DOMAIN_SYSCALLS "\n", f);
         write_syscall_filter(f, "SystemCallFilter=~", iso->syscalls_denied);
         if ((iso->syscalls_allowed || iso->syscalls_denied) && iso->syscall_errno)
                 fprintf(f, "SystemCallErrorNumber=%s\n", iso->syscall_errno);
@@ -685,19 +688,14 @@ static void write_app_confinement(FILE *f, const AppUnit *u) {
 }
 
 /* KEY=, then the program by its path in the root and argv, argv[0] as the
- * manifest has it (a relative name stays relative, as after execvp(3)). The
- * "@" form separates the two whenever they differ, and when the path has a
- * "$", which must not be doubled in the path but must be in argv[0]. */
+ * manifest has it (a relative name stays relative, as after execvp(3)),
+ * all arguments of APP_DOMAIN_IN_APP, which runs the program in a domain
+ * of its own (app-unit.h). */
 static void write_command(FILE *f, const char *key, const char *path, char *const *argv, int *r) {
-        fputs(key, f);
-        if (!streq(path, argv[0]) || strchr(path, '$')) {
-                fputc('@', f);
-                *r = *r ?: write_word(f, path, false);
-                fputc(' ', f);
-        }
+        fprintf(f, "%s" APP_DOMAIN_IN_APP " ", key);
+        *r = *r ?: write_word(f, path, true);
         for (char *const *a = argv; *a && *r >= 0; a++) {
-                if (a != argv)
-                        fputc(' ', f);
+                fputc(' ', f);
                 *r = write_word(f, *a, true);
         }
         fputc('\n', f);

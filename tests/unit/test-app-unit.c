@@ -603,7 +603,8 @@ static void test_render(void) {
         ASSERT_CONTAINS(text, "\nBindReadOnlyPaths=/sdpod/volumes/ro:/mnt/c\n");    /* the volume is */
         ASSERT_CONTAINS(text, "\nCapabilityBoundingSet=CAP_CHOWN\n");
         ASSERT_CONTAINS(text, "\nCPUQuota=150.5%\n");
-        ASSERT_CONTAINS(text, "\nExecStart=/bin/sh\n");
+        ASSERT_CONTAINS(text, "\nExecStart=" APP_DOMAIN_IN_APP " /bin/sh /bin/sh\n");
+        ASSERT_CONTAINS(text, "\nBindReadOnlyPaths=" APP_DOMAIN ":" APP_DOMAIN_IN_APP "\n");
         ASSERT(!strstr(text, "ProtectSystem"));
         /* /run is a nodev tmpfs (MountAPIVFS='s is not, under systemd 252). */
         ASSERT_CONTAINS(text, "\nMountAPIVFS=yes\nTemporaryFileSystem=/run:mode=0755,nosuid,nodev\n");
@@ -614,6 +615,7 @@ static void test_render(void) {
         ASSERT_CONTAINS(text, "\nInaccessiblePaths=-/opt/stage2/x/rootfs/proc/kcore -/opt/stage2/x/rootfs/proc/keys ");
         ASSERT_CONTAINS(text, "\nRestrictNamespaces=yes\n");
         ASSERT_CONTAINS(text, "\nSystemCallFilter=@system-service chroot ptrace\n"
+                              "SystemCallFilter=" APP_DOMAIN_SYSCALLS "\n"
                               "SystemCallFilter=~@keyring io_uring_enter io_uring_register io_uring_setup userfaultfd\n"
                               "SystemCallErrorNumber=EPERM\n"
                               "SystemCallArchitectures=native\n");
