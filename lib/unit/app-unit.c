@@ -671,6 +671,8 @@ static void write_app_confinement(FILE *f, const AppUnit *u) {
                 fprintf(f, "SystemCallErrorNumber=%s\n", iso->syscall_errno);
         if (iso->syscalls_native_only)
                 fputs("SystemCallArchitectures=native\n", f);
+        if (iso->deny_vsock)
+                fputs("RestrictAddressFamilies=~AF_VSOCK\n", f);
         if (iso->memory_max > 0)
                 fprintf(f, "MemoryMax=%" PRIu64 "\n", iso->memory_max);
         if (iso->cpu_millis > 0) {
