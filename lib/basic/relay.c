@@ -2,9 +2,13 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "basic/relay.h"
+#include "basic/error.h"
+#include "basic/fs.h"
 #include "basic/macro.h"
 
 int relay_add(Relay *r, int src, int dst, bool close_dst_at_eof, int eof_char) {
@@ -172,6 +176,74 @@ void relay_drain(Relay *r, const bool *from_pod, int quiet_msec, int max_msec, s
                         channel_flush(c);
                 }
                 last = now_msec();
+        }
+}
+
+int printable_copy(int in, int out, bool raw) {
+        /* A character cut by a read waits in buf for the rest. */
+        char buf[4096], esc[4 * sizeof(buf)];
+        size_t have = 0;
+        for (;;) {
+                ssize_t n = read(in, buf + have, sizeof(buf) - have);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                have += (size_t) n;
+                size_t out_n = 0, used = raw ? have : text_escape(buf, have, n == 0, esc, &out_n);
+                int r = raw ? write_all(out, buf, have) : write_all(out, esc, out_n);
+                if (r < 0)
+                        return r;
+                memmove(buf, buf + used, have - used);
+                have -= used;
+                if (n == 0)
+                        return 0;
+        }
+}
+
+int printable_filter_start(int out, pid_t *ret_pid) {
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+        pid_t pid = fork();
+        if (pid < 0) {
+                int r = -errno;
+                close(p[0]);
+                close(p[1]);
+                return r;
+        }
+        if (pid == 0) {
+                /* Nothing else of the parent's: no lock, no pod fd. */
+                if (dup2(p[0], 0) < 0 || (out != 1 && dup2(out, 1) < 0))
+                        _exit(1);
+                (void) close_range(3, ~0U, 0);
+                struct sigaction ign = { .sa_handler = SIG_IGN };
+                sigaction(SIGINT, &ign, NULL); /* the parent decides when output ends */
+                sigaction(SIGTERM, &ign, NULL);
+                sigaction(SIGHUP, &ign, NULL);
+                _exit(printable_copy(0, 1, false) < 0);
+        }
+        close(p[0]);
+        *ret_pid = pid;
+        return p[1];
+}
+
+void printable_filter_finish(int *wfd, pid_t pid) {
+        if (*wfd >= 0)
+                close(*wfd);
+        *wfd = -1;
+        /* A writer that outlives the caller's (an orphan holding a copy)
+         * would keep the child waiting: 5 s, then it is killed. */
+        for (int i = 0; pid > 0 && i < 500; i++) {
+                pid_t r = waitpid(pid, NULL, WNOHANG);
+                if (r == pid || (r < 0 && errno != EINTR))
+                        return;
+                usleep(10000);
+        }
+        if (pid > 0) {
+                (void) kill(pid, SIGKILL);
+                while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                        ;
         }
 }
 

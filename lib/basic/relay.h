@@ -61,6 +61,20 @@ void relay_drain(Relay *r, const bool *from_pod, int quiet_msec, int max_msec, s
 /* The terminal modes of the caller's terminal fd while relaying: raw
  * input (no echo, no line editing, no signals from keys: Ctrl-C, Ctrl-Z
  * reach the pod's pty as bytes), output processing kept. */
+/* Copies from in to out until in ends (or out fails: -EPIPE...), as
+ * text_escape() shows it unless raw. Both blocking. 0, or -errno of the
+ * first failure. For what a pod writes on its way to a user's terminal. */
+int printable_copy(int in, int out, bool raw);
+
+/* A child that copies what is written to the returned fd onto out,
+ * escaped (printable_copy()); it holds no other fd and ends when every
+ * writer has closed theirs. printable_filter_finish() closes *wfd (and
+ * -1s it) and waits for the child, so that all is out before the caller
+ * goes on (5 s at most, when another process still holds a copy of the
+ * fd: then the child is killed). */
+int printable_filter_start(int out, pid_t *ret_pid);
+void printable_filter_finish(int *wfd, pid_t pid);
+
 int term_make_raw(int fd, struct termios *ret_saved);
 /* Restores saved on fd, even when this process is in the background of the
  * terminal (SIGTTOU ignored for the call). */

@@ -14,6 +14,7 @@
 #include "basic/digest.h"
 #include "basic/fs.h"
 #include "basic/mount-util.h"
+#include "basic/relay.h"
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "config.h"
@@ -357,8 +358,31 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         if (watchdog && parse_duration(watchdog, &watchdog_usec) < 0)
                 return error_set(err, -EINVAL, "pod %s: annotation %s: \"%s\" is not a duration", uuid,
                                  POD_ANNOTATION_WATCHDOG, watchdog);
+        /* What the pod's console shows (its apps' output) reaches the
+         * caller's terminal escaped: a pod must not drive it (OSC 52 writes
+         * the clipboard). An interactive console is the user's terminal,
+         * as they asked (sdpod(1), TERMINALS). */
+        int console = -1, console_saved = -1;
+        pid_t console_filter = 0;
+        if (!interactive) {
+                if ((console_saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)) < 0 ||
+                    (console = printable_filter_start(STDOUT_FILENO, &console_filter)) < 0 ||
+                    dup2(console, STDOUT_FILENO) < 0)
+                        return error_sys(err, console < 0 && console_saved >= 0 ? console : -errno,
+                                         "pod %s: cannot relay its console", uuid);
+                close(console);
+        }
         int status = pod_supervise(pod_fd, lock_fd, ns.netns, SYSTEMD_NSPAWN, argv, watchdog_usec, interactive,
                                    pod_net_attach, &ns, err);
+        if (console_saved >= 0) {
+                /* Our copy of the pipe closed, the filter is done once
+                 * nspawn's is too. */
+                fflush(stdout);
+                (void) dup2(console_saved, STDOUT_FILENO);
+                close(console_saved);
+                console = -1;
+                printable_filter_finish(&console, console_filter);
+        }
         pod_net_release(&ns);
         if (status < 0)
                 return error_prefix(err, "pod %s", uuid);
