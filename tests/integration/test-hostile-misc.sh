@@ -57,9 +57,9 @@ assert_exit 0 sd run --uuid-file="$T/u-app" busybox --user=0 --exec=/bin/sh -- -
 		f=/sys/fs/cgroup/$c/cgroup.procs
 		n=$(cat $f 2>/dev/null | wc -l)
 		echo "cgroup-$c=$n"
-		echo "cgroup-dirs-$c=$(ls /sys/fs/cgroup/$c 2>/dev/null | grep -c -v "^cgroup\.\|\.")"
+		echo "cgroup-entries-$c=$(ls /sys/fs/cgroup/$c 2>/dev/null | wc -l)"
 	done
-	echo "cgroup-init=$(grep -c . /proc/1/cgroup)"
+	ls /sys/fs/cgroup/pids/sdpod >/dev/null 2>&1 && echo other-pods=listed || echo other-pods=hidden
 	printf "clip:\033]52;c;cHduZWQ=\007 clear:\033[2J end\n"'
 A=$(cat "$T/u-app")
 APP_OUT=$OUT
@@ -136,8 +136,9 @@ host_procs=$(wc -l </sys/fs/cgroup/memory/cgroup.procs)
 echo "# the host's memory root lists $host_procs processes; the app saw: $(grep -o 'cgroup-[a-z-]*=[0-9]*' <<<"$APP_OUT" | tr '\n' ' ')"
 for c in memory cpu pids devices; do
 	assert_eq "the app sees no process in the $c tree's root" 0 "$(probe_result "cgroup-$c" "$APP_OUT")"
-	assert_eq "and no cgroup of the host's in it" 0 "$(probe_result "cgroup-dirs-$c" "$APP_OUT")"
+	assert_eq "and nothing of the host's $c tree (its usage, its cgroups)" 0 "$(probe_result "cgroup-entries-$c" "$APP_OUT")"
 done
+assert_contains "nor the cgroups of every pod (pids/sdpod)" "$APP_OUT" "other-pods=hidden"
 
 # ---------------------------------------------------------------------------
 echo "# f. a pod does not pin what the host unmounts"
