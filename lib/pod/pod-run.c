@@ -297,6 +297,11 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         if (c.userns.enabled && userns_fd < 0)
                 return error_prefix(err, "pod %s", uuid);
         c.userns_fd = userns_fd;
+        /* The range stays the machine's while the pod runs: nspawn's own
+         * picks see it locked (pod-userns.h). Open until we exit. */
+        int userns_hold = pod_userns_hold(c.data, uuid, &c.userns, err);
+        if (c.userns.enabled && userns_hold < 0)
+                return error_prefix(err, "pod %s", uuid);
         if ((r = mount_pod(&c, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
         crash_point(CRASH_RUN_MOUNTED);

@@ -194,12 +194,21 @@ done
 # A range that nspawn's own -U pick holds (its lock file, locked) is skipped.
 mkdir -p /run/systemd/nspawn-uid
 rm -f "$D1/private-users/$FREE"
-flock -n "/run/systemd/nspawn-uid/$FREE" sleep 60 &
+python3 -c 'import fcntl, sys, time
+f = open(sys.argv[1], "w"); fcntl.flock(f, fcntl.LOCK_EX); print("locked", flush=True); time.sleep(60)' \
+	"/run/systemd/nspawn-uid/$FREE" >"$T/locker" &
 LOCKER=$!
-sleep 0.3
+for i in $(seq 100); do grep -q locked "$T/locker" && break; sleep 0.05; done
 assert_exit 1 "$SDPOD" --dir="$D1" prepare busybox
 assert_contains "a range nspawn holds is not handed out" "$ERR" "in use"
 kill "$LOCKER" && wait "$LOCKER" 2>/dev/null || true
+rm -f "/run/systemd/nspawn-uid/$FREE"
+# And a running pod's range is locked as nspawn locks its own, and claimed
+# for the machine.
+S_BASE=$(status_of "$S" private-users)
+S_BASE=${S_BASE%:65536}
+check_not "the sandbox's range is locked for nspawn's picks" flock -n "/run/systemd/nspawn-uid/$S_BASE" true
+assert_eq "and claimed for the machine" "$S" "$(head -1 "/run/sdpod/private-users/$S_BASE" 2>/dev/null)"
 for u in $("$SDPOD" --dir="$D1" list --no-legend | awk '{print $1}'); do "$SDPOD" --dir="$D1" rm "$u" >/dev/null; done
 
 assert_exit 0 sd stop "$S"
