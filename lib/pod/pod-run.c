@@ -252,6 +252,34 @@ static int mount_pod(const RunContext *c, Error **err) {
         return mount_pod_dir(c, rootfs_fd, err);
 }
 
+/* The run entrypoint's namespace (nspawn's outside the pod) holds what it
+ * needs of the host's mounts only: the pod's are made (its volumes bound
+ * in), and nspawn, the CNI plugins and the supervisor need the system's
+ * directories, the API file systems and the data directory. On a host whose
+ * mounts are private (no systemd) nothing propagates into a slave: every
+ * other host mount was pinned for the pod's life, its unmount on the host
+ * ending nothing. */
+static int detach_unneeded_mounts(const char *data, Error **err) {
+        _cleanup_strv_free_ char **keep = NULL;
+        static const char *const system_dirs[] = { "/usr", "/etc", "/opt", "/var/lib", "/proc", "/sys", "/dev", "/run" };
+        for (size_t i = 0; i < ELEMENTSOF(system_dirs); i++)
+                if (strv_push(&keep, system_dirs[i]) < 0)
+                        return error_sys(err, -ENOMEM, "mounts");
+        if (strv_push(&keep, data) < 0)
+                return error_sys(err, -ENOMEM, "mounts");
+        /* The plugins' directories ($SDPOD_CNI_PATH), which DEL needs after
+         * the pod has exited. */
+        const char *cni = getenv("SDPOD_CNI_PATH");
+        for (const char *d = cni; d && *d;) {
+                size_t n = strcspn(d, ":");
+                _cleanup_free_ char *dir = strndup(d, n);
+                if (!dir || (dir[0] == '/' && strv_push(&keep, dir) < 0))
+                        return error_sys(err, -ENOMEM, "mounts");
+                d += n + (d[n] == ':');
+        }
+        return mount_namespace_detach_unneeded(keep, err);
+}
+
 /* "sdpod-UUID", or the pod's --name. */
 /* Whether an app of the pod runs on its console (sdpod run -t) and the
  * console can be the caller's terminal: nspawn then relays typed keys to
@@ -305,6 +333,8 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         if ((r = mount_pod(&c, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
         crash_point(CRASH_RUN_MOUNTED);
+        if ((r = detach_unneeded_mounts(c.data, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
 
         NspawnHost host;
         nspawn_host_detect(&host);
