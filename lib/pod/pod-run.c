@@ -397,11 +397,10 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
          * caller's terminal escaped: a pod must not drive it (OSC 52 writes
          * the clipboard). An interactive console is the user's terminal,
          * as they asked (sdpod(1), TERMINALS). */
-        int console = -1, console_saved = -1;
-        pid_t console_filter = 0;
+        int console = -1, console_saved = -1, console_done = -1;
         if (!interactive) {
                 if ((console_saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)) < 0 ||
-                    (console = printable_filter_start(STDOUT_FILENO, &console_filter)) < 0 ||
+                    (console = printable_filter_start(STDOUT_FILENO, &console_done)) < 0 ||
                     dup2(console, STDOUT_FILENO) < 0)
                         return error_sys(err, console < 0 && console_saved >= 0 ? console : -errno,
                                          "pod %s: cannot relay its console", uuid);
@@ -416,7 +415,7 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 (void) dup2(console_saved, STDOUT_FILENO);
                 close(console_saved);
                 console = -1;
-                printable_filter_finish(&console, console_filter);
+                printable_filter_finish(&console, &console_done);
         }
         pod_net_release(&ns);
         if (status < 0)

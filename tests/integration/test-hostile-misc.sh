@@ -63,6 +63,7 @@ assert_exit 0 sd run --uuid-file="$T/u-app" busybox --user=0 --exec=/bin/sh -- -
 	printf "clip:\033]52;c;cHduZWQ=\007 clear:\033[2J end\n"'
 A=$(cat "$T/u-app")
 APP_OUT=$OUT
+APP_ERR=$ERR
 
 # ---------------------------------------------------------------------------
 echo "# a. no AF_VSOCK socket in an app"
@@ -118,6 +119,7 @@ echo "# c. escape sequences from a pod reach the operator printable"
 assert_contains "the app printed its text" "$APP_OUT" "clip:"
 check_not "the console relay of sdpod run passes no ESC" grep -q "$ESC" <<<"$APP_OUT"
 check_not "nor a BEL" grep -q "$BEL" <<<"$APP_OUT"
+assert_not_contains "the relay is no orphan of the pod's to halt" "$APP_ERR" "leaving the pod's processes"
 assert_match "and shows them escaped" 'clip:\\(x1b|e|033)\]52;c;cHduZWQ=' "$(grep -o 'clip:.*' <<<"$APP_OUT" | head -1)"
 for o in cat short verbose; do
 	assert_exit 0 sd journal "$A" --no-pager -o "$o"
