@@ -164,6 +164,13 @@ void pod_userns_release(const char *data, const char *uuid, const PodUserns *u) 
         snprintf(name, sizeof(name), "%" PRIu32, (uint32_t) u->base);
         release_claim(dir, name, uuid);
         release_claim(run, name, uuid);
+        /* The nspawn lock file its runs left (unlocked: the pod is gone),
+         * removed while locked, as nspawn removes its own. */
+        char path[sizeof(NSPAWN_UID_LOCK_DIR) + 16];
+        snprintf(path, sizeof(path), NSPAWN_UID_LOCK_DIR "/%s", name);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+                (void) unlink(path);
 }
 
 int pod_userns_hold(const char *data, const char *uuid, const PodUserns *u, Error **err) {

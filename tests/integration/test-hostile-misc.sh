@@ -220,4 +220,5 @@ for u in "$A" "$S" "$P"; do
 	no_pod_cgroup "$u"
 	assert_eq "no machine-wide claim of $u is left" "" "$(grep -rlx "$u" /run/sdpod/private-users 2>/dev/null)"
 done
+assert_file_absent "/run/systemd/nspawn-uid/$S_BASE"
 leak_check "$DATA" "$D1" "$D2"
