@@ -234,8 +234,14 @@ int pod_userns_release_stale(const char *data, bool (*pod_exists)(const char *uu
                 if (de->d_name[0] == '.')
                         continue;
                 claim_data(dirfd(rd), de->d_name, of, sizeof(of));
-                if (!streq(of, data))
+                /* Also any claim whose data directory is gone altogether
+                 * (a test's, removed without sdpod rm): its pods are. */
+                if (!streq(of, data)) {
+                        if (of[0] == '/' && access(of, F_OK) < 0 && errno == ENOENT &&
+                            unlinkat(dirfd(rd), de->d_name, 0) == 0)
+                                released++;
                         continue;
+                }
                 claim_owner(dirfd(rd), de->d_name, owner);
                 if (uuid_is_valid(owner) && !pod_exists(owner, userdata) && unlinkat(dirfd(rd), de->d_name, 0) == 0)
                         released++;

@@ -213,8 +213,13 @@ check_not "the sandbox's range is locked for nspawn's picks" flock -n "/run/syst
 assert_eq "and claimed for the machine" "$S" "$(head -1 "/run/sdpod/private-users/$S_BASE" 2>/dev/null)"
 for u in $("$SDPOD" --dir="$D1" list --no-legend | awk '{print $1}'); do "$SDPOD" --dir="$D1" rm "$u" >/dev/null; done
 
+# A machine claim whose data directory is gone (removed without sdpod rm)
+# is given back by any gc.
+STALE=$((0x30000000))
+printf '00000000-0000-4000-8000-000000000000\n%s\n' "$T/gone/data" >"/run/sdpod/private-users/$STALE"
 assert_exit 0 sd stop "$S"
 assert_exit 0 sd gc --grace-period=0
+assert_file_absent "/run/sdpod/private-users/$STALE"
 for u in "$A" "$S" "$P"; do
 	no_pod_procs "$u"
 	no_pod_cgroup "$u"
