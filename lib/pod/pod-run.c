@@ -398,7 +398,7 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
          * the clipboard). An interactive console is the user's terminal,
          * as they asked (sdpod(1), TERMINALS). */
         int console = -1, console_saved = -1, console_done = -1;
-        if (!interactive) {
+        if (!interactive && fcntl(STDOUT_FILENO, F_GETFD) >= 0) { /* without one, nothing to show */
                 if ((console_saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)) < 0 ||
                     (console = printable_filter_start(STDOUT_FILENO, &console_done)) < 0 ||
                     dup2(console, STDOUT_FILENO) < 0)
