@@ -412,7 +412,7 @@ int verb_cat_manifest(int argc, char **argv) {
 }
 
 static const char journal_usage[] =
-        "Usage: sdpod journal [--app=NAME] [--since=TIME] [--lines=N] [--follow] POD [JOURNALCTL OPTIONS...]\n"
+        "Usage: sdpod journal [--app=NAME] [--since=TIME] [--lines=N] [--follow] [--raw] POD [JOURNALCTL OPTIONS...]\n"
         "\n"
         "Shows a pod's journal with journalctl(1): what its apps wrote to stdout and\n"
         "stderr, and what its systemd logged. The journal is kept in the pod's\n"
@@ -426,13 +426,19 @@ static const char journal_usage[] =
         "                    time), 2026-11-25, 2026-11-25T10:00:00Z, today, yesterday,\n"
         "                    -1h or \"1h ago\", @SECONDS since the epoch\n"
         "  -n, --lines=N     only the last N entries (or all)\n"
-        "  -f, --follow      then show new entries as they come, until interrupted\n";
+        "  -f, --follow      then show new entries as they come, until interrupted\n"
+        "  --raw             the pod's bytes as they are; by default what is not\n"
+        "                    printable text (escape sequences, other control\n"
+        "                    characters, bad UTF-8) is shown as \\xNN, so that a pod\n"
+        "                    cannot drive the terminal (json and export output is\n"
+        "                    always as journalctl writes it)\n";
 
 typedef struct JournalArgs {
         const char *app;
         char *since;            /* journalctl's --since=@SECONDS */
         char *lines;            /* journalctl's --lines=N */
         bool follow;
+        bool raw;
 } JournalArgs;
 
 static void journal_args_done(JournalArgs *a) {
@@ -468,6 +474,9 @@ static int journal_option(const char *command, int c, const char *value, Journal
         case 'f':
                 a->follow = true;
                 return 0;
+        case 'r':
+                a->raw = true;
+                return 0;
         }
         return EXIT_USAGE;
 }
@@ -482,7 +491,7 @@ static int journal_option_after_uuid(char **argv, int i, int argc, const char **
                 bool has_value;
         } table[] = {
                 { "--app", 'a', true }, { "--since", 's', true }, { "--lines", 'n', true }, { "-n", 'n', true },
-                { "--follow", 'f', false }, { "-f", 'f', false },
+                { "--follow", 'f', false }, { "-f", 'f', false }, { "--raw", 'r', false },
         };
         const char *arg = argv[i];
         *consumed = 1;
@@ -519,6 +528,7 @@ int verb_journal(int argc, char **argv) {
                 { "since", required_argument, NULL, 's' },
                 { "lines", required_argument, NULL, 'n' },
                 { "follow", no_argument, NULL, 'f' },
+                { "raw", no_argument, NULL, 'r' },
                 {},
         };
         _cleanup_(journal_args_done) JournalArgs a = {};
@@ -533,6 +543,7 @@ int verb_journal(int argc, char **argv) {
                 case 's':
                 case 'n':
                 case 'f':
+                case 'r':
                         if ((status = journal_option(argv[0], c, optarg, &a)) != 0)
                                 return status;
                         break;
@@ -562,7 +573,7 @@ int verb_journal(int argc, char **argv) {
                         rest[n++] = argv[i++];
                         continue;
                 }
-                if (c != 'f' && !value)
+                if (c != 'f' && c != 'r' && !value)
                         return cli_usage_error(argv[0], "option \"%s\" needs a value", argv[i]);
                 if ((status = journal_option(argv[0], c, value, &a)) != 0)
                         return status;
@@ -578,9 +589,10 @@ int verb_journal(int argc, char **argv) {
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *p = NULL;
-        if (cli_open_pod_to_read(uuid, &ps, &p, &err) >= 0)
-                pod_journal_exec(ps, p, a.app, rest, &err);
-        return cli_fail(err);
+        if (cli_open_pod_to_read(uuid, &ps, &p, &err) < 0)
+                return cli_fail(err);
+        int r = pod_journal_show(ps, p, a.app, rest, a.raw, &err);
+        return r < 0 ? cli_fail(err) : r;
 }
 
 static const char rm_usage[] =

@@ -14,6 +14,7 @@
 #include "basic/digest.h"
 #include "basic/fs.h"
 #include "basic/mount-util.h"
+#include "basic/relay.h"
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "config.h"
@@ -273,6 +274,34 @@ static int mount_pod(const RunContext *c, Error **err) {
         return mount_pod_dir(c, rootfs_fd, err);
 }
 
+/* The run entrypoint's namespace (nspawn's outside the pod) holds what it
+ * needs of the host's mounts only: the pod's are made (its volumes bound
+ * in), and nspawn, the CNI plugins and the supervisor need the system's
+ * directories, the API file systems and the data directory. On a host whose
+ * mounts are private (no systemd) nothing propagates into a slave: every
+ * other host mount was pinned for the pod's life, its unmount on the host
+ * ending nothing. */
+static int detach_unneeded_mounts(const char *data, Error **err) {
+        _cleanup_strv_free_ char **keep = NULL;
+        static const char *const system_dirs[] = { "/usr", "/etc", "/opt", "/var/lib", "/proc", "/sys", "/dev", "/run" };
+        for (size_t i = 0; i < ELEMENTSOF(system_dirs); i++)
+                if (strv_push(&keep, system_dirs[i]) < 0)
+                        return error_sys(err, -ENOMEM, "mounts");
+        if (strv_push(&keep, data) < 0)
+                return error_sys(err, -ENOMEM, "mounts");
+        /* The plugins' directories ($SDPOD_CNI_PATH), which DEL needs after
+         * the pod has exited. */
+        const char *cni = getenv("SDPOD_CNI_PATH");
+        for (const char *d = cni; d && *d;) {
+                size_t n = strcspn(d, ":");
+                _cleanup_free_ char *dir = strndup(d, n);
+                if (!dir || (dir[0] == '/' && strv_push(&keep, dir) < 0))
+                        return error_sys(err, -ENOMEM, "mounts");
+                d += n + (d[n] == ':');
+        }
+        return mount_namespace_detach_unneeded(keep, err);
+}
+
 /* "sdpod-UUID", or the pod's --name. */
 /* Whether an app of the pod runs on its console (sdpod run -t) and the
  * console can be the caller's terminal: nspawn then relays typed keys to
@@ -318,9 +347,16 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         if (c.userns.enabled && userns_fd < 0)
                 return error_prefix(err, "pod %s", uuid);
         c.userns_fd = userns_fd;
+        /* The range stays the machine's while the pod runs: nspawn's own
+         * picks see it locked (pod-userns.h). Open until we exit. */
+        int userns_hold = pod_userns_hold(c.data, uuid, &c.userns, err);
+        if (c.userns.enabled && userns_hold < 0)
+                return error_prefix(err, "pod %s", uuid);
         if ((r = mount_pod(&c, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
         crash_point(CRASH_RUN_MOUNTED);
+        if ((r = detach_unneeded_mounts(c.data, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
 
         NspawnHost host;
         nspawn_host_detect(&host);
@@ -392,8 +428,30 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         if (watchdog && parse_duration(watchdog, &watchdog_usec) < 0)
                 return error_set(err, -EINVAL, "pod %s: annotation %s: \"%s\" is not a duration", uuid,
                                  POD_ANNOTATION_WATCHDOG, watchdog);
+        /* What the pod's console shows (its apps' output) reaches the
+         * caller's terminal escaped: a pod must not drive it (OSC 52 writes
+         * the clipboard). An interactive console is the user's terminal,
+         * as they asked (sdpod(1), TERMINALS). */
+        int console = -1, console_saved = -1, console_done = -1;
+        if (!interactive && fcntl(STDOUT_FILENO, F_GETFD) >= 0) { /* without one, nothing to show */
+                if ((console_saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)) < 0 ||
+                    (console = printable_filter_start(STDOUT_FILENO, &console_done)) < 0 ||
+                    dup2(console, STDOUT_FILENO) < 0)
+                        return error_sys(err, console < 0 && console_saved >= 0 ? console : -errno,
+                                         "pod %s: cannot relay its console", uuid);
+                close(console);
+        }
         int status = pod_supervise(pod_fd, lock_fd, ns.netns, SYSTEMD_NSPAWN, nspawn_argv, watchdog_usec, interactive,
                                    pod_net_attach, &ns, err);
+        if (console_saved >= 0) {
+                /* Our copy of the pipe closed, the filter is done once
+                 * nspawn's is too. */
+                fflush(stdout);
+                (void) dup2(console_saved, STDOUT_FILENO);
+                close(console_saved);
+                console = -1;
+                printable_filter_finish(&console, &console_done);
+        }
         pod_net_release(&ns);
         if (status < 0)
                 return error_prefix(err, "pod %s", uuid);

@@ -507,10 +507,20 @@ static void write_capabilities(FILE *f, uint64_t caps) {
 }
 
 /* The /proc and /sys files the best runtimes mask (Docker's, podman's),
- * beyond what ProtectKernelTunables= already hides. */
+ * beyond what ProtectKernelTunables= already hides; and the v1 cgroup
+ * controllers' trees: on a host without systemd a pod's memory, cpu...
+ * cgroup is the host's root (only pids and devices are its own), so they
+ * showed the whole host's usage and every pod's cgroup (pids/sdpod/UUID).
+ * An app needs none of them: its limits are its systemd's to apply, from
+ * the pod's namespace, and name=systemd and cgroup2 (its own subtree)
+ * stay. Those a host lacks are skipped ("-"). */
 static const char *const app_masked_paths[] = {
         "/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sched_debug", "/proc/scsi", "/proc/acpi",
-        "/sys/firmware",
+        "/sys/firmware", "/sys/fs/cgroup/blkio", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpuacct",
+        "/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpuset", "/sys/fs/cgroup/devices", "/sys/fs/cgroup/freezer",
+        "/sys/fs/cgroup/hugetlb", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/misc", "/sys/fs/cgroup/net_cls",
+        "/sys/fs/cgroup/net_prio", "/sys/fs/cgroup/net_cls,net_prio", "/sys/fs/cgroup/perf_event",
+        "/sys/fs/cgroup/pids", "/sys/fs/cgroup/rdma",
 };
 
 /* What no app may touch, whatever its isolators: the kernel's tunables
@@ -655,6 +665,8 @@ static void write_app_confinement(FILE *f, const AppUnit *u) {
                 fprintf(f, "SystemCallErrorNumber=%s\n", iso->syscall_errno);
         if (iso->syscalls_native_only)
                 fputs("SystemCallArchitectures=native\n", f);
+        if (iso->deny_vsock)
+                fputs("RestrictAddressFamilies=~AF_VSOCK\n", f);
         if (iso->memory_max > 0)
                 fprintf(f, "MemoryMax=%" PRIu64 "\n", iso->memory_max);
         if (iso->cpu_millis > 0) {

@@ -20,6 +20,11 @@
  *                                /proc/PID/mem for writing, /proc/PID/root,
  *                                /proc/PID/environ ("environ=allowed:TEXT"
  *                                with the first variable)
+ *   hostile-probe swap DIR NAME TARGET
+ *                                once something lists DIR (inotify), replaces
+ *                                DIR/NAME by a symbolic link to TARGET: the
+ *                                swap after a host tool's check, before its
+ *                                use (prints "armed" when it listens)
  *
  * and "fds=0 1 2 ..." lists the open file descriptors, which is what
  * reaches a command besides its standard ones. It changes nothing when an
@@ -39,6 +44,8 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/vm_sockets.h>
+#include <sys/inotify.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/uio.h>
@@ -83,6 +90,15 @@ static long try_keyring(void) {
 
 static long try_packet(void) {
         int fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+        if (fd >= 0)
+                close(fd);
+        return fd;
+}
+
+static long try_vsock(void) {
+        /* A channel to the hypervisor or to other guests, past the pod's
+         * network namespace. */
+        int fd = socket(AF_VSOCK, SOCK_STREAM, 0);
         if (fd >= 0)
                 close(fd);
         return fd;
@@ -219,6 +235,7 @@ static const struct {
         { "clock", try_clock },             { "reboot", try_reboot },
         { "syslog", try_syslog },           { "open_by_handle", try_open_by_handle },
         { "kexec", try_kexec },             { "compat_abi", try_compat_abi },
+        { "vsock", try_vsock },
 };
 
 /* Each attempt in a child of its own: one that succeeds (unshare) must
@@ -366,11 +383,47 @@ static int peek(int argc, char **argv) {
         return 0;
 }
 
+/* The first listing of dir (an IN_ACCESS on the directory itself) is
+ * the host tool's check; 2 ms later, while it starts what it checked for,
+ * name becomes a link to target. Gives up after 30 s. */
+static int swap(const char *dir, const char *name, const char *target) {
+        char tmp[4096], path[4096];
+        snprintf(tmp, sizeof(tmp), "%s/.swap-%s", dir, name);
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        int in = inotify_init1(IN_CLOEXEC);
+        if (in < 0 || inotify_add_watch(in, dir, IN_ACCESS | IN_ONLYDIR) < 0) {
+                printf("swap=%s\n", strerrorname_np(errno) ?: "E?");
+                return 1;
+        }
+        printf("armed\n");
+        fflush(stdout);
+        alarm(30);
+        char buf[4096];
+        for (;;) {
+                ssize_t n = read(in, buf, sizeof(buf));
+                if (n <= 0)
+                        return 1;
+                const struct inotify_event *e = (const void *) buf;
+                if (e->len == 0)
+                        break; /* the directory itself was read */
+        }
+        usleep(2000);
+        unlink(tmp);
+        if (symlink(target, tmp) < 0 || rename(tmp, path) < 0) {
+                printf("swap=%s\n", strerrorname_np(errno) ?: "E?");
+                return 1;
+        }
+        printf("swapped\n");
+        return 0;
+}
+
 int main(int argc, char **argv) {
         if (argc == 3 && strcmp(argv[1], "find") == 0)
                 return find(argv[2]);
         if (argc > 2 && strcmp(argv[1], "peek") == 0)
                 return peek(argc, argv);
+        if (argc == 5 && strcmp(argv[1], "swap") == 0)
+                return swap(argv[2], argv[3], argv[4]);
         if (argc > 1 && strcmp(argv[1], "notify") == 0)
                 return notify(argc - 2, argv + 2);
         if (argc == 4 && strcmp(argv[1], "deep") == 0)

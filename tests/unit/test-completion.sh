@@ -267,7 +267,7 @@ expect 'sdpod stop --' --help --force --timeout=
 expect 'sdpod status --' --help --format= --wait --wait=
 expect 'sdpod status --format ' table json
 expect 'sdpod gc --' --help --grace-period= --expire-prepared= --mark-only
-expect 'sdpod journal --' --help --app= --since= --lines= --follow
+expect 'sdpod journal --' --help --app= --since= --lines= --follow --raw
 expect 'sdpod stats --' --help --format= --no-legend --interval=
 expect 'sdpod enter --' --help --app= --tty --interactive
 expect 'sdpod no-such-command '

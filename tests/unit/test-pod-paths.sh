@@ -22,14 +22,17 @@
 #   1. umount2( only in the files that unmount by fd or host paths:
 #      lib/basic/fs.c, lib/basic/mount-util.c (the host's own mounts below
 #      the data directory, canonical paths from mountinfo), lib/net/netns.c
-#      (the host's /run/netns binds).
+#      (the host's /run/netns binds), lib/pod/pod-journal.c (the old root
+#      of journalctl's private root, after pivot_root(2) in a mount
+#      namespace of its own: nothing of the pod's on the way).
 #   2. opendir( of a path only of "/proc" (the host's own), or in files that
 #      never touch a pod's tree: lib/image/ (the store, the user's
 #      configuration), generator/ (runs inside the pod, on its own tree).
 #   3. "/proc/%d/root" only as the root itself (to open an fd of it): never
 #      a longer path below it, which would be resolved through the pod.
 #   4. rmdir(, unlink( and unlinkat(AT_FDCWD only on host paths, in the
-#      files listed below (cgroupfs, /run/netns, the shim's own socket).
+#      files listed below (cgroupfs, /run/netns, the shim's own socket,
+#      journalctl's private root, nspawn's id range locks in /run).
 #   5. "stage1/rootfs" joined with more components only where no process
 #      of the pod runs yet (lib/pod/pod-run.c, after mkdir_p_in_root()
 #      checked every directory on the way without following a symlink)
@@ -98,7 +101,7 @@ while IFS= read -r file; do
 	code=$(code_of "$file")
 	while IFS= read -r hit; do
 		[ -n "$hit" ] || continue
-		allowed "$file" lib/basic/fs.c lib/basic/mount-util.c lib/net/netns.c ||
+		allowed "$file" lib/basic/fs.c lib/basic/mount-util.c lib/net/netns.c lib/pod/pod-journal.c ||
 			fail "$hit: umount2() outside the resolver (pod_path_umount())"
 	done < <(grep -E '(^|[^_a-z])umount2\(' <<<"$code")
 	while IFS= read -r hit; do
@@ -114,7 +117,8 @@ while IFS= read -r file; do
 	done < <(grep -E '"/proc/%[a-z]+/root[^"]' <<<"$code")
 	while IFS= read -r hit; do
 		[ -n "$hit" ] || continue
-		allowed "$file" lib/pod/pod-cgroup.c lib/net/netns.c helpers/shim/main.c ||
+		allowed "$file" lib/pod/pod-cgroup.c lib/net/netns.c helpers/shim/main.c lib/pod/pod-journal.c \
+			lib/pod/pod-userns.c ||
 			fail "$hit: a removal by path; use unlinkat() on a directory fd from the resolver"
 	done < <(grep -E '(^|[^_a-z])(rmdir|unlink)\(|unlinkat\(AT_FDCWD' <<<"$code")
 	while IFS= read -r hit; do
