@@ -87,7 +87,12 @@ static bool ping(PodLiveness *l, pid_t nspawn) {
         if (!l->bus) {
                 pid_t leader = pod_first_child(nspawn);
                 Error *ignored = NULL;
-                if (leader <= 0 || pod_bus_open(leader, &l->bus, &ignored) < 0) {
+                /* Within the ping's own bound: the supervisor handles
+                 * signals and nspawn's end between pings, and a pod whose
+                 * socket takes no connection (a full backlog it planted)
+                 * is a pod that does not answer. */
+                if (leader <= 0 ||
+                    pod_bus_open_within(leader, min_u64(l->interval_usec, PING_TIMEOUT_MAX_USEC), &l->bus, &ignored) < 0) {
                         error_free(ignored);
                         return false;
                 }
