@@ -92,6 +92,15 @@ while time.time() < deadline:
 	wait_until 10 test -e "$ready" || die "the planted socket of $1 is not listening"
 }
 
+# rules_of UUID ADDRESS: how many lines of the host's rules name the pod or
+# its address (iptables' and nft's own views).
+rules_of() {
+	{ iptables-save 2>/dev/null; nft list ruleset 2>/dev/null; } | grep -c -F -e "$1" -e "$2/32" -e "$2 " || true
+}
+address_of() {
+	sd status --format=json "$1" | jq -r '.networks[0].addresses[0]' | cut -d/ -f1
+}
+
 # within SECONDS DESC CMD...: CMD ends within SECONDS (timeout(1) around
 # it); OUT/ERR/RC as assert_exit leaves them.
 within() {
@@ -165,18 +174,53 @@ fi
 
 fi
 
+if part conntrack; then
+# ---------------------------------------------------------------------------
+echo "# one pod's connections are bounded in the host's conntrack table"
+# ---------------------------------------------------------------------------
+# As uid 1000, BURST TCP connections at once to closed ports of the host's
+# end of the pod's link (its gateway): each refused one is an entry of the
+# host's table for 10 s. (Nothing leaves the host.) With the default bound
+# (8192) a test would take long: the pod asks for LIMIT. The bound's burst
+# is LIMIT, then LIMIT/30 a second (conntrack-limit.h).
+LIMIT=100 BURST=400
+run_bg C --conntrack-limit=$LIMIT busybox --user=1000 --exec=/bin/sleep -- 600
+wait_app "$C" busybox
+IP_C=$(address_of "$C")
+GW=$(sd status --format=json "$C" | jq -r '.networks[0].gateway' | cut -d/ -f1)
+assert_match "the pod has a gateway on the host" '^10\.77\.' "$GW"
+CHAIN_C=$(iptables -t mangle -S PREROUTING | awk -v s="$IP_C/32" '$4 == s && $6 ~ /^SDPOD-CT-/ {print $6}')
+assert_match "the pod's address jumps to a chain of its own" '^SDPOD-CT-[0-9a-f]{16}$' "$CHAIN_C"
+# What reached the host: each refused connection is an entry of the host's
+# conntrack table; one the bound dropped made none (its SYN was dropped
+# before conntrack confirmed the entry: nc times out).
+assert_exit 0 timeout 60 "$PODAPP" --dir="$DATA" exec "$C" --app=busybox -- /bin/sh -c "
+	i=0
+	while [ \$i -lt $BURST ]; do
+		nc -w 2 $GW \$((20000 + i)) </dev/null 2>>/tmp/burst.\$i &
+		i=\$((i + 1))
+	done
+	wait
+	echo refused=\$(cat /tmp/burst.* | grep -c refused)
+	rm -f /tmp/burst.*"
+n=$(sed -n 's/^refused=//p' <<<"$OUT")
+echo "# $BURST connections from the pod, bound $LIMIT: $n reached the host (host conntrack entries: $(grep -c "src=$IP_C " /proc/net/nf_conntrack || true))"
+check "some connections were made" test "${n:-0}" -ge $((LIMIT / 2))
+check "the pod's connections stop near its bound (${n:-?} <= $((2 * LIMIT)))" test "${n:-999999}" -le $((2 * LIMIT))
+assert_exit 0 sd stop "$C"
+wait_pid "$C_PID"
+assert_eq "its rules go with it" 0 "$(rules_of "$C" "$IP_C")"
+assert_eq "and its chain" 0 "$(iptables -t mangle -S | grep -c -F -- "$CHAIN_C" || true)"
+assert_exit 2 sd prepare --net=host --conntrack-limit=5 busybox
+assert_contains "a bound without a network of the pod's own is refused" "$ERR" "--conntrack-limit"
+assert_exit 2 sd prepare --conntrack-limit=lots busybox
+assert_contains "so is a bound that is not a number" "$ERR" "--conntrack-limit=lots"
+fi
+
 if part gc; then
 # ---------------------------------------------------------------------------
 echo "# a pod whose supervisor was killed: gc releases its whole network"
 # ---------------------------------------------------------------------------
-# rules_of UUID ADDRESS: how many lines of the host's rules name the pod or
-# its address (iptables' and nft's own views).
-rules_of() {
-	{ iptables-save 2>/dev/null; nft list ruleset 2>/dev/null; } | grep -c -F -e "$1" -e "$2/32" -e "$2 " || true
-}
-address_of() {
-	sd status --format=json "$1" | jq -r '.networks[0].addresses[0]' | cut -d/ -f1
-}
 run_bg K busybox --exec=/bin/sleep -- 600
 wait_app "$K" busybox
 IP_K=$(address_of "$K")
