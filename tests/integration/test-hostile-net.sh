@@ -30,6 +30,7 @@ require_tool iptables iptables
 LISTENERS=()
 _net_cleanup() {
 	set +e
+	trap - ERR
 	local pid
 	for pid in "${LISTENERS[@]}"; do
 		kill -KILL "$pid" 2>/dev/null
@@ -145,7 +146,7 @@ check "podapp list fails" test "$RC" -ne 0
 assert_contains "and names the pod" "$ERR" "$B"
 within 30 "sdpod enter (mute socket)" "$SDPOD" --dir="$DATA" enter --app=busybox "$B" /bin/true
 check "sdpod enter fails" test "$RC" -ne 0
-within 40 "sdpod stop of a pod with a planted socket" "$SDPOD" --dir="$DATA" stop "$B"
+within 40 "sdpod stop --force of a pod with a planted socket" "$SDPOD" --dir="$DATA" stop --force "$B"
 wait_pid "$B_PID"
 
 # The supervisor's watchdog: the pod's systemd stops answering (SIGSTOP)
