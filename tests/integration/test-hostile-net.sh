@@ -155,6 +155,10 @@ wait_pid "$B_PID"
 # never hear a signal) nor take the planted socket for an answer.
 run_bg W --net=host --pod-watchdog=3s busybox --exec=/bin/sleep -- 600
 wait_app "$W" busybox
+# The supervisor's pings (every 750 ms) have been answered by now: a pod
+# that never answered is still booting, and its watchdog waits (a known
+# limit, sdpod-security(7)).
+sleep 2
 plant "$W" full
 wpid1=$(leader_of "$W")
 kill -STOP "$wpid1"
