@@ -78,7 +78,8 @@ static const char sandbox_usage[] =
         "  --dns-search=DOMAIN\n"
         "  --dns-option=OPTION\n"
         "  --hostname=NAME\n"
-        "  --hosts-entry=IP=NAME\n";
+        "  --hosts-entry=IP=NAME\n"
+        "  --conntrack-limit=N\n";
 
 static int verb_sandbox(int argc, char **argv) {
         static const struct option options[] = {
@@ -97,6 +98,7 @@ static int verb_sandbox(int argc, char **argv) {
                 { "dns-option", required_argument, NULL, 'N' },
                 { "hostname", required_argument, NULL, 'N' },
                 { "hosts-entry", required_argument, NULL, 'N' },
+                { "conntrack-limit", required_argument, NULL, 'N' },
                 {},
         };
         /* Declared before the first goto: their cleanup runs at "out". */

@@ -62,6 +62,8 @@ static const char prepare_usage[] =
         "  --dns-option=OPTION     a resolv.conf option, as ndots:2 (repeatable)\n"
         "  --hostname=NAME         the pod's host name (default: its machine name)\n"
         "  --hosts-entry=IP=NAME   a line of the pod's /etc/hosts (repeatable)\n"
+        "  --conntrack-limit=N     the host conntrack entries the pod may hold, per\n"
+        "                          address (default 8192; 0: no bound; sdpod-security(7))\n"
         "  --pod-stop-timeout=DURATION\n"
         "                          every app's stop timeout unless it has its own\n"
         "  --pod-watchdog=DURATION kill the pod when its systemd has not answered for\n"

@@ -310,7 +310,7 @@ static int need_app(AppPod *ap, const char *app, Error **err) {
         return 0;
 }
 
-/* Runs a job of the pod's systemd and waits for it (timeout 0: for ever). */
+/* Runs a job of the pod's systemd and waits for it, timeout_usec at most. */
 static int run_job(AppPod *ap, const char *method, const char *unit, uint64_t timeout_usec, Error **err) {
         BusJob job;
         int r = bus_job_start(ap->bus, method, unit, "replace", &job, err);
@@ -427,14 +427,15 @@ static int stop_app(AppPod *ap, const char *app, uint64_t grace_usec, Error **er
                 /* The grace is over. */
                 r = bus_unit_kill(ap->bus, unit, "all", SIGKILL, err);
                 if (r >= 0)
-                        r = bus_job_wait(&job, 0, err);
+                        r = bus_job_wait(&job, APP_START_TIMEOUT_USEC, err);
         }
         bus_job_done(&job);
         if (r < 0)
                 return explain_exit(ap, error_prefix(err, "pod %s: stopping app %s", ap->pod->uuid, app), err);
         /* The reaper stops once the app no longer wants it: stopping it
          * ourselves joins that job, so the status is on disk when we return. */
-        return run_job(ap, "StopUnit", reaper, 0, err);
+        /* Bounded too: the pod's systemd may never say (stopped, hostile). */
+        return run_job(ap, "StopUnit", reaper, APP_START_TIMEOUT_USEC, err);
 }
 
 int pod_app_stop(PodStore *ps, Pod *p, const char *app, uint64_t grace_usec, Error **err) {

@@ -3,6 +3,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <linux/close_range.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -13,6 +14,7 @@
 #include <sys/wait.h>
 
 #include "basic/fs.h"
+#include "basic/time-util.h"
 #include "bus/bus-util.h"
 #include "bus/pod-bus.h"
 
@@ -89,9 +91,19 @@ static int connect_and_send(int sock, int target_fd, int pidfd, bool userns) {
                  * nothing else is reachable from here). */
                 struct sockaddr_un sa = { .sun_family = AF_UNIX };
                 snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d", target_fd);
-                int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-                if (fd < 0 || connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                /* Non-blocking: a socket the pod planted with a full
+                 * backlog (listening, never accepting) blocks a connect(2)
+                 * for ever. EAGAIN is that full backlog (a unix socket
+                 * never answers EINPROGRESS): tried again until the
+                 * caller's deadline kills our parent, and us with it. */
+                int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+                if (fd < 0)
                         _exit(errno & 0xff);
+                while (connect(fd, (struct sockaddr *) &sa, sizeof(sa)) < 0)
+                        if (errno == EAGAIN || errno == EINTR)
+                                (void) usleep(20 * 1000);
+                        else
+                                _exit(errno & 0xff);
                 union { struct cmsghdr h; char buf[CMSG_SPACE(sizeof(int))]; } control = {};
                 char byte = 0;
                 struct iovec iov = { &byte, 1 };
@@ -115,7 +127,8 @@ static int receive_fd(int sock, int *ret) {
         struct iovec iov = { &byte, 1 };
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control) };
         ssize_t n;
-        while ((n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+        /* The child has exited: its message is there, or never will be. */
+        while ((n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT)) < 0 && errno == EINTR)
                 ;
         if (n < 0)
                 return -errno;
@@ -137,9 +150,36 @@ static int ns_ino(const char *pid, const char *type, ino_t *ret) {
         return 0;
 }
 
+/* Waits for child until deadline (monotonic), then kills it: it is in the
+ * pod's namespaces, and what it waits for is the pod's. Reaps it either
+ * way; -ETIMEDOUT when it had to be killed. */
+static int wait_child_until(pid_t child, uint64_t deadline, int *ret_status) {
+        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, child, 0);
+        int r = pidfd < 0 ? -errno : 0;
+        while (pidfd >= 0) {
+                uint64_t now = monotonic_usec();
+                struct pollfd p = { pidfd, POLLIN, 0 };
+                int k = now >= deadline ? 0 : poll(&p, 1, (int) ((deadline - now + 999) / 1000));
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k > 0)
+                        break;
+                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                r = -ETIMEDOUT;
+                break;
+        }
+        if (pidfd < 0)
+                (void) kill(child, SIGKILL); /* our unreaped child: its number is still ours */
+        while (waitpid(child, ret_status, 0) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        return r;
+}
+
 /* The connected socket, made by a grandchild in every namespace of
- * leader (user namespace included, when it has one of its own). */
-static int connect_in_pid_namespace(pid_t leader, int target_fd, int *ret) {
+ * leader (user namespace included, when it has one of its own), by
+ * deadline (monotonic): killing the child ends the grandchild too. */
+static int connect_in_pid_namespace(pid_t leader, int target_fd, uint64_t deadline, int *ret) {
         char leader_s[16];
         snprintf(leader_s, sizeof(leader_s), "%d", (int) leader);
         _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, leader, 0);
@@ -161,9 +201,8 @@ static int connect_in_pid_namespace(pid_t leader, int target_fd, int *ret) {
         close(theirs);
         theirs = -1;
         int st;
-        while (waitpid(child, &st, 0) < 0)
-                if (errno != EINTR)
-                        return -errno;
+        if ((r = wait_child_until(child, deadline, &st)) < 0)
+                return r;
         if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
                 return WIFEXITED(st) ? -WEXITSTATUS(st) : -EIO;
         return receive_fd(ours, ret);
@@ -188,21 +227,63 @@ static int open_private_socket(pid_t leader, Error **err) {
         return fd < 0 ? error_sys(err, fd, "the pod's %s", SYSTEMD_PRIVATE_SOCKET) : fd;
 }
 
-int pod_bus_open(pid_t leader, sd_bus **ret, Error **err) {
+/* Waits until the pod's systemd has answered the connection's
+ * authentication, by deadline: sd-bus itself would wait 90 s for a peer
+ * that accepts and never answers (and a method call's timeout does not
+ * bound that wait). */
+static int wait_ready_until(sd_bus *bus, uint64_t deadline) {
+        for (;;) {
+                int r = sd_bus_is_ready(bus);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+                uint64_t now = monotonic_usec();
+                if (now >= deadline)
+                        return -ETIMEDOUT;
+                if ((r = sd_bus_process(bus, NULL)) < 0)
+                        return r;
+                if (r > 0)
+                        continue;
+                int events = sd_bus_get_events(bus);
+                struct pollfd p = { .fd = sd_bus_get_fd(bus), .events = (short) (events < 0 ? POLLIN : events) };
+                if (p.fd < 0)
+                        return p.fd;
+                if (poll(&p, 1, (int) ((deadline - now + 999) / 1000)) < 0 && errno != EINTR)
+                        return -errno;
+        }
+}
+
+int pod_bus_open_within(pid_t leader, uint64_t timeout_usec, sd_bus **ret, Error **err) {
+        uint64_t deadline = monotonic_usec() + timeout_usec;
         _cleanup_close_ int sock = open_private_socket(leader, err);
         if (sock < 0)
                 return error_prefix(err, "cannot connect to the pod's systemd");
         int fd = -1;
-        int r = connect_in_pid_namespace(leader, sock, &fd);
+        int r = connect_in_pid_namespace(leader, sock, deadline, &fd);
+        if (r == -ETIMEDOUT)
+                return error_set(err, r, "the pod's systemd did not take a connection at %s within %llu ms",
+                                 SYSTEMD_PRIVATE_SOCKET, (unsigned long long) (timeout_usec / 1000));
         if (r < 0)
                 return error_sys(err, r, "cannot connect to the pod's systemd at %s", SYSTEMD_PRIVATE_SOCKET);
-        _cleanup_bus_ sd_bus *bus = NULL;
+        /* Closed without a flush on failure: a flush would wait for the
+         * authentication we gave up on, another 90 s. */
+        _cleanup_(sd_bus_close_unrefp) sd_bus *bus = NULL;
         if ((r = sd_bus_new(&bus)) < 0 || (r = sd_bus_set_fd(bus, fd, fd)) < 0) {
                 close(fd);
                 return error_sys(err, r, "bus");
         }
-        if ((r = sd_bus_start(bus)) < 0)
+        /* Every call has a deadline, whatever $SYSTEMD_BUS_TIMEOUT says. */
+        if ((r = sd_bus_set_method_call_timeout(bus, POD_BUS_CALL_TIMEOUT_USEC)) < 0 || (r = sd_bus_start(bus)) < 0)
+                return error_sys(err, r, "cannot talk to the pod's systemd at %s", SYSTEMD_PRIVATE_SOCKET);
+        r = wait_ready_until(bus, deadline);
+        if (r == -ETIMEDOUT)
+                return error_set(err, r, "the pod's systemd did not answer at %s within %llu ms",
+                                 SYSTEMD_PRIVATE_SOCKET, (unsigned long long) (timeout_usec / 1000));
+        if (r < 0)
                 return error_sys(err, r, "cannot talk to the pod's systemd at %s", SYSTEMD_PRIVATE_SOCKET);
         *ret = TAKE_PTR(bus);
         return 0;
+}
+
+int pod_bus_open(pid_t leader, sd_bus **ret, Error **err) {
+        return pod_bus_open_within(leader, POD_BUS_CONNECT_TIMEOUT_USEC, ret, err);
 }

@@ -327,6 +327,11 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         char pod[PATH_MAX];
         if (!getcwd(pod, sizeof(pod)))
                 return error_sys(err, -errno, "pod %s: cannot tell the pod directory", uuid);
+        /* The operator's mount namespace, where gc finds the pod's kept
+         * network namespace (netns.h) after we are gone. */
+        _cleanup_close_ int host_mnt_fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+        if (host_mnt_fd < 0)
+                return error_sys(err, -errno, "pod %s: /proc/self/ns/mnt", uuid);
         int r = enter_private_mount_namespace(err);
         if (r < 0)
                 return error_prefix(err, "pod %s", uuid);
@@ -380,7 +385,7 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 return error_prefix(err, "pod %s", uuid);
         _cleanup_(pod_net_release) PodNetSetup ns = {
                 .uuid = uuid, .pod = pod, .pod_fd = pod_fd, .manifest = m, .net = &net,
-                .hostname = net.hostname ?: machine,
+                .hostname = net.hostname ?: machine, .host_mnt_fd = host_mnt_fd,
         };
         if ((r = pod_net_prepare(&ns, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);

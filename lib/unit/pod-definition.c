@@ -80,6 +80,7 @@ static const DefinitionKey definition_keys[] = {
         { SECTION_POD, "DNSOption", KEY_OPTION, "dns-option" },
         { SECTION_POD, "Hostname", KEY_OPTION, "hostname" },
         { SECTION_POD, "HostsEntry", KEY_OPTION, "hosts-entry" },
+        { SECTION_POD, "ConntrackLimit", KEY_OPTION, "conntrack-limit" },
         { SECTION_POD, "StopTimeout", KEY_OPTION, "pod-stop-timeout" },
         { SECTION_POD, "Watchdog", KEY_OPTION, "pod-watchdog" },
         { SECTION_POD, "PidsLimit", KEY_OPTION, "pod-pids-limit" },

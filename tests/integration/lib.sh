@@ -582,9 +582,16 @@ journal_has() {
 }
 
 # leak_begin: remember what leak_check compares against.
+# The host's mounts (target, type, source) but the network namespaces that
+# running pods keep in /run/sdpod/netns (netns.h): the pods of the tests
+# that run meanwhile come and go there.
+_leak_mounts_now() {
+	cut -d' ' -f5,9,10 /proc/self/mountinfo | grep -v '^/run/sdpod/netns/' | sort
+}
+
 leak_begin() {
 	_leak_mounts=$(wc -l </proc/self/mountinfo)
-	_leak_mountinfo=$(cut -d' ' -f5,9,10 /proc/self/mountinfo | sort)
+	_leak_mountinfo=$(_leak_mounts_now)
 	_leak_staging=0
 	if [ -d "$DATA/images/tmp" ]; then
 		_leak_staging=$(find "$DATA/images/tmp" -mindepth 1 -maxdepth 1 | wc -l)
@@ -599,7 +606,7 @@ leak_begin() {
 # leak_begin; a failure lists what changed (target, type, source).
 assert_mounts_unchanged() {
 	local now
-	now=$(cut -d' ' -f5,9,10 /proc/self/mountinfo | sort)
+	now=$(_leak_mounts_now)
 	if [ "$now" = "$_leak_mountinfo" ]; then
 		pass "$1"
 	else
