@@ -537,6 +537,36 @@ status_of() {
 }
 
 
+# A running pod's processes, seen from the host: its directory, the pid of
+# its systemd-nspawn (the first field of POD/pid), and the pod's PID 1
+# (nspawn's child).
+pod_dir() { echo "$DATA/pods/run/$1"; }
+nspawn_of() { cut -d' ' -f1 "$(pod_dir "$1")/pid"; }
+leader_of() { local n; n=$(nspawn_of "$1"); awk '{print $1}' "/proc/$n/task/$n/children"; }
+# as_pod_root UUID SCRIPT: SCRIPT run by the root of the pod's stage1, in
+# every namespace of the pod's PID 1, user namespace included: the
+# strongest attacker inside a pod. A busybox in the pod's /tmp runs it
+# (the stage1 has no shell); $B names it.
+as_pod_root() {
+	local l
+	l=$(leader_of "$1")
+	cp /bin/busybox "/proc/$l/root/tmp/busybox"
+	nsenter -t "$l" -a /tmp/busybox sh -c "B=/tmp/busybox; $2"
+}
+
+# import_probe_image: the image of the hostile tests, busybox with
+# hostile-probe (tests/integration/hostile-probe.c, $HOSTILE_PROBE) at
+# /bin/hostile-probe, imported as "busybox"; its tree at $IMG/rootfs.
+import_probe_image() {
+	[ -x "${HOSTILE_PROBE:-}" ] || die "HOSTILE_PROBE is not set (meson sets it)"
+	IMG="$T/img"
+	mkdir -p "$IMG"
+	img_busybox_rootfs "$IMG/rootfs"
+	install -m 0755 "$HOSTILE_PROBE" "$IMG/rootfs/bin/hostile-probe"
+	img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
+	import_ok BB --name=busybox "$IMG/oci"
+}
+
 # busybox_layout: $IMG, in $T, with a busybox root file system ($IMG/rootfs)
 # and an OCI layout of it ($IMG/oci, tag latest), for a test to import.
 busybox_layout() {

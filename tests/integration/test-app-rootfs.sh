@@ -21,9 +21,6 @@ require_tool mkfifo coreutils
 
 leak_begin
 
-pod_dir() { echo "$DATA/pods/run/$1"; }
-nspawn_of() { awk '{print $1}' "$(pod_dir "$1")/pid"; }
-leader_of() { local n; n=$(nspawn_of "$1"); awk '{print $1}' "/proc/$n/task/$n/children"; }
 app_state() { pa status "$1" --app="$2" --format=json | jq -r .state; }
 state_is() { [ "$(app_state "$1" "$2")" = "$3" ]; }
 file_has() { grep -qF -- "$2" "$1" 2>/dev/null; }

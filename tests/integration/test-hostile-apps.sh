@@ -17,18 +17,12 @@
 use_real_images
 require_tool systemd-nspawn systemd-container
 [ -n "$PODAPP" ] || die "podapp not found (PODAPP_BIN)"
-[ -x "${HOSTILE_PROBE:-}" ] || die "HOSTILE_PROBE is not set (meson sets it)"
 
 remove_pods_on_exit
 leak_begin
 
 echo "# the image: busybox and the probe"
-IMG="$T/img"
-mkdir "$IMG"
-img_busybox_rootfs "$IMG/rootfs"
-install -m 0755 "$HOSTILE_PROBE" "$IMG/rootfs/bin/hostile-probe"
-img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
-import_ok BB --name=busybox "$IMG/oci"
+import_probe_image
 
 # probe_result NAME TEXT: what hostile-probe said about NAME in TEXT.
 probe_result() { grep -o "^$1=[A-Za-z0-9_:-]*" <<<"$2" | head -1 | cut -d= -f2; }

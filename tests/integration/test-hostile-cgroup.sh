@@ -46,8 +46,6 @@ leak_begin
 busybox_layout
 import_ok BB --name=busybox "$IMG/oci"
 
-leader_of() { local n; n=$(awk '{print $1}' "$DATA/pods/run/$1/pid"); awk '{print $1}' "/proc/$n/task/$n/children"; }
-nspawn_of() { cut -d' ' -f1 "$DATA/pods/run/$1/pid"; }
 pidns_of() { stat -L -c %i "/proc/$(leader_of "$1")/ns/pid"; }
 # app_pid UUID: the host PID of the pod's "/bin/sleep 1000".
 app_pid() {

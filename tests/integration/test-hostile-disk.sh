@@ -58,7 +58,6 @@ busybox_layout
 import_ok BB --name=busybox "$IMG/oci"
 images_before=$(sd image list --no-legend)
 
-pod_dir() { echo "$DATA/pods/run/$1"; }
 app_exit() { pa status "$1" --app="$2" --format=json | jq -r .exit_status; }
 app_state() { pa status "$1" --app="$2" --format=json | jq -r .state; }
 state_is() { [ "$(app_state "$1" "$2")" = "$3" ]; }

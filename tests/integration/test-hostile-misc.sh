@@ -22,31 +22,14 @@ require_tool nsenter util-linux
 require_tool python3
 require_tool flock util-linux
 [ -n "$PODAPP" ] || die "podapp not found (PODAPP_BIN)"
-[ -x "${HOSTILE_PROBE:-}" ] || die "HOSTILE_PROBE is not set (meson sets it)"
 
 remove_pods_on_exit
 leak_begin
 
 echo "# building the image: busybox and the probe"
-IMG="$T/img"
-mkdir "$IMG"
-img_busybox_rootfs "$IMG/rootfs"
-install -m 0755 "$HOSTILE_PROBE" "$IMG/rootfs/bin/hostile-probe"
-img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
-import_ok BB --name=busybox "$IMG/oci"
+import_probe_image
 
-pod_dir() { echo "$DATA/pods/run/$1"; }
-nspawn_of() { awk '{print $1}' "$(pod_dir "$1")/pid"; }
-leader_of() { local n; n=$(nspawn_of "$1"); awk '{print $1}' "/proc/$n/task/$n/children"; }
 probe_result() { grep -o "$1=[A-Za-z0-9_-]*" <<<"$2" | head -1 | cut -d= -f2; }
-# as_pod_root UUID SCRIPT: as test-hostile-pod.sh's: the root of the pod's
-# stage1 in every namespace of its PID 1.
-as_pod_root() {
-	local l
-	l=$(leader_of "$1")
-	cp /bin/busybox "/proc/$l/root/tmp/busybox"
-	nsenter -t "$l" -a /tmp/busybox sh -c "B=/tmp/busybox; $2"
-}
 
 # What an app tries: one pod for a, c (its console) and d.
 ESC=$'\e'

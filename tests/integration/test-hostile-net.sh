@@ -49,7 +49,6 @@ import_ok BB --name=busybox "$IMG/oci"
 # hand: "bus conntrack gc"; all by default).
 part() { [ -z "${HOSTILE_NET_PARTS:-}" ] || [[ " $HOSTILE_NET_PARTS " == *" $1 "* ]]; }
 
-leader_of() { local n; n=$(awk '{print $1}' "$DATA/pods/run/$1/pid"); awk '{print $1}' "/proc/$n/task/$n/children"; }
 
 # plant UUID MODE: a socket of ours in place of the pod's systemd's,
 # listening in the background (its PID in LISTENERS). MODE full: its

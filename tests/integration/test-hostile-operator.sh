@@ -34,18 +34,7 @@ echo "# building the image"
 busybox_layout
 import_ok BB --name=busybox "$IMG/oci"
 
-pod_dir() { echo "$DATA/pods/run/$1"; }
-nspawn_of() { awk '{print $1}' "$(pod_dir "$1")/pid"; }
-leader_of() { local n; n=$(nspawn_of "$1"); awk '{print $1}' "/proc/$n/task/$n/children"; }
 app_exited() { [ "$(pa status "$1" --app="$2" --format=json | jq -r .state)" = exited ]; }
-# as_pod_root UUID SCRIPT: SCRIPT run by the root of the pod's stage1, in
-# every namespace of the pod's PID 1 (as test-hostile-pod.sh does).
-as_pod_root() {
-	local l
-	l=$(leader_of "$1")
-	cp /bin/busybox "/proc/$l/root/tmp/busybox"
-	nsenter -t "$l" -a /tmp/busybox sh -c "B=/tmp/busybox; $2"
-}
 
 # The host's victims: a directory with files, and one whose stdio/ and
 # binds/ look like an app's.

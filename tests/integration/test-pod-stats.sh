@@ -19,16 +19,6 @@ leak_begin
 busybox_layout
 import_ok BB --name=busybox "$IMG/oci"
 
-leader_of() { local n; n=$(awk '{print $1}' "$DATA/pods/run/$1/pid"); awk '{print $1}' "/proc/$n/task/$n/children"; }
-# as_pod_root UUID SCRIPT: SCRIPT as the root of the pod's stage1, in every
-# namespace of the pod's PID 1 (its cgroup namespace and its writable
-# cgroup tree included): what the pod's own systemd can do.
-as_pod_root() {
-	local l
-	l=$(leader_of "$1")
-	cp /bin/busybox "/proc/$l/root/tmp/busybox"
-	nsenter -t "$l" -a /tmp/busybox sh -c "B=/tmp/busybox; $2"
-}
 # ms CMD...: runs CMD, prints how long it took in ms; its output is in
 # $T/ms.out.
 ms() {

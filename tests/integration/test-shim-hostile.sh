@@ -44,7 +44,6 @@ CTR=(ctr --address "$CTD_SOCK" --namespace "$CTR_NS")
 
 task_is() { [ "$(ctr_ tasks ls 2>/dev/null | awk -v id="$1" '$1 == id { print $3 }')" = "$2" ]; }
 pod_of() { sd list --format=json 2>/dev/null | jq -r --arg n "$1" '[.[] | select(.name == $n)] | .[0].uuid // empty'; }
-leader_of() { local n; n=$(awk '{print $1}' "$DATA/pods/run/$1/pid"); awk '{print $1}' "/proc/$n/task/$n/children"; }
 # within SECONDS DESC CMD...: CMD ends within SECONDS; OUT, ERR, RC.
 within() {
 	local secs=$1 desc=$2 t0
