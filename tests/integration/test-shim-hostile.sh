@@ -75,6 +75,9 @@ assert_match "the task's pod" '^[0-9a-f-]{36}$' "$POD"
 APP=$(pa list "$POD" --no-legend 2>/dev/null | awk 'NR == 1 { print $1 }')
 STATUS="$DATA/pods/run/$POD/status"
 check "the pod has its status directory" test -d "$STATUS"
+# The pod's root replaces the records reserved for the app (sdpod-security(7),
+# "Records on a full disk") as it may.
+rm -f "$STATUS/$APP" "$STATUS/$APP.restarts"
 mkfifo "$STATUS/$APP"
 ln -s /etc/shadow "$STATUS/$APP.restarts"
 within 30 "ctr task ls with a FIFO as the record" "${CTR[@]}" tasks ls
