@@ -139,7 +139,13 @@ static int journal_private_root(int dirfd) {
                 return -errno;
         int r = 0;
         if (mkdir("/tmp/usr", 0755) < 0 || mkdir("/tmp" JOURNAL_ROOT_DIR, 0755) < 0 || mkdir("/tmp/etc", 0755) < 0 ||
-            mkdir("/tmp/.old", 0700) < 0)
+            mkdir("/tmp/.old", 0700) < 0 || mkdir("/tmp/proc", 0555) < 0)
+                return -errno;
+        /* journalctl --follow watches /proc/self/fd/N, the directory it
+         * opened: without a /proc it never sees a new entry. A procfs of
+         * its own that shows no process but its own user's (the pod's
+         * root, which journalctl becomes). */
+        if (mount("proc", "/tmp/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible,subset=pid") < 0)
                 return -errno;
         if ((r = clone_mount(AT_FDCWD, "/usr", true, ro, "/tmp/usr")) < 0)
                 return r;

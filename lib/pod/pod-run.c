@@ -360,8 +360,6 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         if ((r = mount_pod(&c, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
         crash_point(CRASH_RUN_MOUNTED);
-        if ((r = detach_unneeded_mounts(c.data, err)) < 0)
-                return error_prefix(err, "pod %s", uuid);
 
         NspawnHost host;
         nspawn_host_detect(&host);
@@ -391,6 +389,10 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 return error_prefix(err, "pod %s", uuid);
         if (ns.netns)
                 crash_point(CRASH_RUN_NETNS);
+        /* Once the network is made: a namespace to join (--net=ns:PATH,
+         * the CRI's under containerd's state directory) may be anywhere. */
+        if ((r = detach_unneeded_mounts(c.data, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
         _cleanup_free_ char *dir = NULL, *machine_arg = NULL, *uuid_arg = NULL, *users_arg = NULL;
         if ((net.hostname && asprintf(&hostname_arg, "--hostname=%s", net.hostname) < 0) ||
             asprintf(&dir, "--directory=%s/stage1/rootfs", pod) < 0 ||
