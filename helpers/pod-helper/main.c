@@ -139,10 +139,10 @@ static int reap(const char *app) {
                 return 0;
         }
         _cleanup_close_ int dir = open_status_dir(&err);
-        int n = snprintf(buf, sizeof(buf), "%d\n", x.exit_status);
+        snprintf(buf, sizeof(buf), "%d\n", x.exit_status);
         if (dir < 0)
                 return fail(err);
-        if (write_file_atomic_at(dir, app, buf, n, 0644, &err) < 0)
+        if (pod_app_record_write_at(dir, app, buf, &err) < 0)
                 return fail(err);
         if (stop_requested(app)) {
                 printf("app %s exited with status %d (%s) after a requested stop: not the pod's exit code\n",
@@ -180,8 +180,8 @@ static int restarting(const char *app) {
                 return fail(err);
         char file[128];
         snprintf(file, sizeof(file), "%s" POD_APP_RESTARTS_SUFFIX, app);
-        int n = snprintf(buf, sizeof(buf), "%u %d\n", x.restarts, x.exit_status);
-        if (write_file_atomic_at(dir, file, buf, n, 0644, &err) < 0)
+        snprintf(buf, sizeof(buf), "%u %d\n", x.restarts, x.exit_status);
+        if (pod_app_record_write_at(dir, file, buf, &err) < 0)
                 return fail(err);
         uint64_t msec = APP_RESTART_SEC_MIN_MSEC;
         for (unsigned i = 1; i < x.restarts && msec < APP_RESTART_BACKOFF_MAX_MSEC; i++)
@@ -291,9 +291,9 @@ static int health(const char *app, bool ok) {
                 }
         }
         snprintf(file, sizeof(file), "%s" POD_APP_HEALTH_SUFFIX, app);
-        int n = snprintf(buf, sizeof(buf), "%s %u %llu\n", pod_app_health_to_string(h.state), h.failures,
-                         (unsigned long long) h.run_usec);
-        if (write_file_atomic_at(dir, file, buf, n, 0644, &err) < 0)
+        snprintf(buf, sizeof(buf), "%s %u %llu\n", pod_app_health_to_string(h.state), h.failures,
+                 (unsigned long long) h.run_usec);
+        if (pod_app_record_write_at(dir, file, buf, &err) < 0)
                 return fail(err);
         if (!became_unhealthy || l.health_on_failure == APP_HEALTH_NONE) {
                 if (became_unhealthy)

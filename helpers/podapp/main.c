@@ -47,7 +47,7 @@ static int usage_error_from(const char *command, Error *err) {
 static const char sandbox_usage[] =
         "Usage: podapp sandbox [--name=NAME] [--volume=SPEC]... [--keep-on-app-failure]\n"
         "                      [--private-users=yes|no] [--pod-stop-timeout=DURATION]\n"
-        "                      [--pod-watchdog=DURATION]\n"
+        "                      [--pod-watchdog=DURATION] [--pod-pids-limit=N]\n"
         "                      [NETWORK OPTIONS]\n"
         "\n"
         "Prepares a mutable pod with no apps, starts it (as pod@UUID.service when\n"
@@ -68,6 +68,7 @@ static const char sandbox_usage[] =
         "  --pod-watchdog=DURATION\n"
         "                         kill the pod when its systemd has not answered\n"
         "                         for that long\n"
+        "  --pod-pids-limit=N     at most N tasks in the whole pod (default 4096)\n"
         "\n"
         "Network options, as for 'sdpod prepare' (sdpod(1) NETWORKING); every app\n"
         "added later joins the pod's network:\n"
@@ -77,7 +78,8 @@ static const char sandbox_usage[] =
         "  --dns-search=DOMAIN\n"
         "  --dns-option=OPTION\n"
         "  --hostname=NAME\n"
-        "  --hosts-entry=IP=NAME\n";
+        "  --hosts-entry=IP=NAME\n"
+        "  --conntrack-limit=N\n";
 
 static int verb_sandbox(int argc, char **argv) {
         static const struct option options[] = {
@@ -88,6 +90,7 @@ static int verb_sandbox(int argc, char **argv) {
                 { "private-users", required_argument, NULL, 'u' },
                 { "pod-stop-timeout", required_argument, NULL, 't' },
                 { "pod-watchdog", required_argument, NULL, 't' },
+                { "pod-pids-limit", required_argument, NULL, 't' },
                 { "net", required_argument, NULL, 'N' },
                 { "port", required_argument, NULL, 'N' },
                 { "dns", required_argument, NULL, 'N' },
@@ -95,6 +98,7 @@ static int verb_sandbox(int argc, char **argv) {
                 { "dns-option", required_argument, NULL, 'N' },
                 { "hostname", required_argument, NULL, 'N' },
                 { "hosts-entry", required_argument, NULL, 'N' },
+                { "conntrack-limit", required_argument, NULL, 'N' },
                 {},
         };
         /* Declared before the first goto: their cleanup runs at "out". */
@@ -186,12 +190,15 @@ static const char add_usage[] =
         "\n"
         "  --app=NAME              the app's name (lowercase letters, digits, '-'); required\n"
         "  --rootfs=DIR            the app's root is the host directory DIR, as it is\n"
-        "                          (no image; its changes land in DIR)\n"
+        "                          (no image; its changes land in DIR; with a user\n"
+        "                          namespace DIR must belong to the pod's root)\n"
         "  --stdin=PATH            the app's standard input, output and error: host\n"
         "  --stdout=PATH           files or FIFOs (default: no input, and the pod's\n"
         "  --stderr=PATH           journal)\n"
         "  --bind=SOURCE:DESTINATION[:ro]\n"
         "                          bind the host's SOURCE at DESTINATION in the app\n"
+        "                          (all of these as host volumes: host owners kept,\n"
+        "                          never idmapped, nodev; nosuid but --rootfs)\n"
         "  --supplementary-groups=GID[,GID...]\n"
         "                          more groups of the app, by number\n"
         "  --rlimit=NAME=SOFT[:HARD]\n"

@@ -9,6 +9,7 @@
 #include "manifest/app-args.h"
 #include "manifest/pod-net.h"
 #include "net/pod-network.h"
+#include "pod/pod-cgroup.h"
 #include "pod/pod-info.h"
 #include "pod/pod-journal.h"
 #include "pod/pod-prepare.h"
@@ -61,10 +62,14 @@ static const char prepare_usage[] =
         "  --dns-option=OPTION     a resolv.conf option, as ndots:2 (repeatable)\n"
         "  --hostname=NAME         the pod's host name (default: its machine name)\n"
         "  --hosts-entry=IP=NAME   a line of the pod's /etc/hosts (repeatable)\n"
+        "  --conntrack-limit=N     the host conntrack entries the pod may hold, per\n"
+        "                          address (default 8192; 0: no bound; sdpod-security(7))\n"
         "  --pod-stop-timeout=DURATION\n"
         "                          every app's stop timeout unless it has its own\n"
         "  --pod-watchdog=DURATION kill the pod when its systemd has not answered for\n"
         "                          that long\n"
+        "  --pod-pids-limit=N      at most N tasks (processes and threads) in the whole\n"
+        "                          pod (default 4096)\n"
         CLI_PULL_OPTIONS_HELP
         "App options (after its IMAGE, or before the first IMAGE for the first app):\n"
         "  --app=NAME              the app's name (default: from the image name)\n" CLI_APP_OPTIONS_HELP;
@@ -221,6 +226,14 @@ static const char *private_users_of(const PodManifest *m) {
 
 static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) {
         const PodManifest *m = info->manifest;
+        /* Why gc keeps the pod (written by the host's gc, not the pod). */
+        _cleanup_free_ char *blocked = NULL;
+        size_t blocked_size = 0;
+        Error *blocked_err = NULL;
+        if (read_file_at(p->fd, POD_GC_BLOCKED_FILE, 512, &blocked, &blocked_size, &blocked_err) >= 0)
+                text_make_printable(blocked, blocked_size, false);
+        else
+                error_free(blocked_err);
         if (format == FORMAT_JSON) {
                 _cleanup_json_ struct json_object *o = pod_summary_json(p, info);
                 _cleanup_json_ struct json_object *apps = json_object_new_array();
@@ -247,7 +260,8 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
                 if (json_object_object_add(o, "apps", TAKE_PTR(apps)) < 0 ||
                     cli_json_add_time(o, "exited", info->exited_usec) < 0 ||
                     (m && json_add_string(o, "private_users", private_users_of(m)) < 0) ||
-                    json_object_object_add(o, "manifest_error", info->manifest_error ? json_object_new_string(info->manifest_error) : NULL) < 0)
+                    json_object_object_add(o, "manifest_error", info->manifest_error ? json_object_new_string(info->manifest_error) : NULL) < 0 ||
+                    json_object_object_add(o, "gc_blocked", blocked ? json_object_new_string(blocked) : NULL) < 0)
                         return cli_print_json(NULL);
                 return cli_print_json(o);
         }
@@ -295,6 +309,8 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
         }
         if (info->manifest_error)
                 printf("manifest-error=%s\n", info->manifest_error);
+        if (blocked)
+                printf("gc-blocked=%s\n", blocked);
         return fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
 }
 
@@ -398,7 +414,7 @@ int verb_cat_manifest(int argc, char **argv) {
 }
 
 static const char journal_usage[] =
-        "Usage: sdpod journal [--app=NAME] [--since=TIME] [--lines=N] [--follow] POD [JOURNALCTL OPTIONS...]\n"
+        "Usage: sdpod journal [--app=NAME] [--since=TIME] [--lines=N] [--follow] [--raw] POD [JOURNALCTL OPTIONS...]\n"
         "\n"
         "Shows a pod's journal with journalctl(1): what its apps wrote to stdout and\n"
         "stderr, and what its systemd logged. The journal is kept in the pod's\n"
@@ -412,13 +428,19 @@ static const char journal_usage[] =
         "                    time), 2026-11-25, 2026-11-25T10:00:00Z, today, yesterday,\n"
         "                    -1h or \"1h ago\", @SECONDS since the epoch\n"
         "  -n, --lines=N     only the last N entries (or all)\n"
-        "  -f, --follow      then show new entries as they come, until interrupted\n";
+        "  -f, --follow      then show new entries as they come, until interrupted\n"
+        "  --raw             the pod's bytes as they are; by default what is not\n"
+        "                    printable text (escape sequences, other control\n"
+        "                    characters, bad UTF-8) is shown as \\xNN, so that a pod\n"
+        "                    cannot drive the terminal (json and export output is\n"
+        "                    always as journalctl writes it)\n";
 
 typedef struct JournalArgs {
         const char *app;
         char *since;            /* journalctl's --since=@SECONDS */
         char *lines;            /* journalctl's --lines=N */
         bool follow;
+        bool raw;
 } JournalArgs;
 
 static void journal_args_done(JournalArgs *a) {
@@ -454,6 +476,9 @@ static int journal_option(const char *command, int c, const char *value, Journal
         case 'f':
                 a->follow = true;
                 return 0;
+        case 'r':
+                a->raw = true;
+                return 0;
         }
         return EXIT_USAGE;
 }
@@ -468,7 +493,7 @@ static int journal_option_after_uuid(char **argv, int i, int argc, const char **
                 bool has_value;
         } table[] = {
                 { "--app", 'a', true }, { "--since", 's', true }, { "--lines", 'n', true }, { "-n", 'n', true },
-                { "--follow", 'f', false }, { "-f", 'f', false },
+                { "--follow", 'f', false }, { "-f", 'f', false }, { "--raw", 'r', false },
         };
         const char *arg = argv[i];
         *consumed = 1;
@@ -505,6 +530,7 @@ int verb_journal(int argc, char **argv) {
                 { "since", required_argument, NULL, 's' },
                 { "lines", required_argument, NULL, 'n' },
                 { "follow", no_argument, NULL, 'f' },
+                { "raw", no_argument, NULL, 'r' },
                 {},
         };
         _cleanup_(journal_args_done) JournalArgs a = {};
@@ -519,6 +545,7 @@ int verb_journal(int argc, char **argv) {
                 case 's':
                 case 'n':
                 case 'f':
+                case 'r':
                         if ((status = journal_option(argv[0], c, optarg, &a)) != 0)
                                 return status;
                         break;
@@ -548,7 +575,7 @@ int verb_journal(int argc, char **argv) {
                         rest[n++] = argv[i++];
                         continue;
                 }
-                if (c != 'f' && !value)
+                if (c != 'f' && c != 'r' && !value)
                         return cli_usage_error(argv[0], "option \"%s\" needs a value", argv[i]);
                 if ((status = journal_option(argv[0], c, value, &a)) != 0)
                         return status;
@@ -564,9 +591,10 @@ int verb_journal(int argc, char **argv) {
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *p = NULL;
-        if (cli_open_pod_to_read(uuid, &ps, &p, &err) >= 0)
-                pod_journal_exec(ps, p, a.app, rest, &err);
-        return cli_fail(err);
+        if (cli_open_pod_to_read(uuid, &ps, &p, &err) < 0)
+                return cli_fail(err);
+        int r = pod_journal_show(ps, p, a.app, rest, a.raw, &err);
+        return r < 0 ? cli_fail(err) : r;
 }
 
 static const char rm_usage[] =

@@ -27,6 +27,7 @@
 #include "bus/bus-util.h"
 #include "bus/pod-bus.h"
 #include "manifest/pod-manifest.h"
+#include "net/netns.h"
 #include "net/pod-network.h"
 #include "pod/pod-cgroup.h"
 #include "pod/pod-exec.h"
@@ -112,8 +113,8 @@ static int open_running_app(int pod_fd, const char *uuid, const PodApp *app, sd_
         int r = pod_process_find(pod_fd, uuid, &p, err);
         if (r >= 0 && pod_unit_pid(&p, unit, ret_pid) < 0)
                 r = error_set(err, -ESRCH, "pod %s: app %s is not running", uuid, app->name);
-        if (r >= 0)
-                r = pod_bus_open(p.leader, ret_bus, err);
+        if (r >= 0 && (r = pod_bus_open(p.leader, ret_bus, err)) < 0)
+                error_prefix(err, "pod %s", uuid);
         *ret_leader = p.leader;
         pod_process_done(&p);
         return r;
@@ -203,18 +204,42 @@ static int enter(const char *uuid, const char *app_name, bool as_app, bool tty, 
 
 static int gc(const char *uuid) {
         Error *err = NULL;
-        int n = pod_kill_leftovers(uuid, &err);
+        /* By the pod's cgroups first: a handle the pod cannot forge (its
+         * PID 1's environment is the pod's to rewrite). While anything of
+         * the pod runs on, nothing of it is released: the host side keeps
+         * the pod in garbage (pod.c) and says why. */
+        int n = pod_cgroup_kill(uuid, &err);
+        /* Under a host systemd the pod's cgroup is its machine's unit (the
+         * scope nspawn had machined make, or its service), known to
+         * machined by the UUID nspawn was given. */
+        if (n == 0)
+                n = pod_machine_kill(uuid, &err);
+        /* Last, what nspawn left without registering (no machined): its
+         * PID 1, by the container_uuid= nspawn gave it. */
+        if (n == 0)
+                n = pod_kill_leftovers(uuid, &err);
         if (n < 0)
                 return fail(err);
         if (n > 0)
-                fprintf(stderr, "gc: pod %s: killed its PID 1, left running after systemd-nspawn died\n", uuid);
+                fprintf(stderr, "gc: pod %s: killed its PID 1 and every process of its cgroups, left running after "
+                        "systemd-nspawn died\n", uuid);
         crash_point(CRASH_GC_ENTRY_KILLED);
         /* The networks of a pod whose run entrypoint died before it could
-         * release them (the record says which; none: nothing to do). The
-         * namespace is gone with the pod: CNI_NETNS is empty, and plugins
-         * release what lives outside it (addresses, port rules). */
+         * release them (the record says which; none: nothing to do), in
+         * the namespace the run entrypoint kept for us (netns.h): the
+         * plugins that read the pod's address there (ptp's masquerade
+         * rules) remove everything. Without it (a pod from before, or one
+         * that died before making it) CNI_NETNS is empty, and plugins
+         * release what lives outside it (addresses, port rules). The
+         * kept namespace goes once DEL is done. */
         _cleanup_close_ int pod_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (pod_fd < 0 || pod_network_down(pod_fd, uuid, "", &err) < 0)
+        char kept[NETNS_KEPT_PATH_MAX];
+        netns_kept_path(uuid, kept);
+        Error *ignored = NULL;
+        bool have_kept = netns_check(kept, &ignored) >= 0;
+        error_free(ignored);
+        if (pod_fd < 0 || pod_network_down(pod_fd, uuid, have_kept ? kept : "", &err) < 0 ||
+            netns_unkeep(-1, uuid, &err) < 0)
                 return fail(err);
         crash_point(CRASH_GC_ENTRY_NET);
         /* The cgroup the run entrypoint made on a host without systemd,

@@ -181,6 +181,17 @@ static int unlink_app_status(AppPod *ap, const char *app, Error **err) {
         return r < 0 ? r : unlink_pod_file(ap, path, err);
 }
 
+/* The app's records, reserved before it runs (pod-info.h). */
+static int reserve_app_records(AppPod *ap, const char *app, Error **err) {
+        _cleanup_close_ int fd = open_beneath_no_symlinks(ap->pod->fd, POD_APP_STATUS_DIR,
+                                                          O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+        const PodApp *a = pod_manifest_find_app(ap->manifest, app);
+        int r = fd < 0 ? error_sys(err, fd, POD_APP_STATUS_DIR)
+                : !a   ? error_set(err, -ENOENT, "no app %s", app)
+                       : pod_app_records_reserve_at(fd, ap->manifest, a, err);
+        return r < 0 ? error_prefix(err, "app %s", app) : 0;
+}
+
 /* What the pod recorded of the app: its exit status and when, its restarts
  * (each left alone when there is none, or it is not one: sdpod status warns
  * about that). */
@@ -257,7 +268,9 @@ int pod_app_add(PodStore *ps, Pod *p, ImageStore *is, const AppArgs *a, Error **
          * add or rm: it goes first. */
         if ((r = remove_app_resources(&ap, app->name, err)) < 0 ||
             (r = pod_render_app(p->fd, is, app, pod_userns_root(&u), err)) < 0 ||
-            (crash_point(CRASH_ADD_RENDERED), r = pod_app_root_mount(&ap.proc, ap.path, ps->root, app, u.enabled, err)) < 0) {
+            (crash_point(CRASH_ADD_RENDERED), r = pod_app_root_mount(&ap.proc, ap.path, ps->root, app, u.enabled,
+                                                                      pod_userns_root(&u), err)) < 0 ||
+            (r = reserve_app_records(&ap, app->name, err)) < 0) {
                 _cleanup_error_ Error *ignored = NULL;
                 (void) remove_app_resources(&ap, app->name, &ignored);
                 return explain_exit(&ap, error_prefix(err, "pod %s", p->uuid), err);
@@ -297,7 +310,7 @@ static int need_app(AppPod *ap, const char *app, Error **err) {
         return 0;
 }
 
-/* Runs a job of the pod's systemd and waits for it (timeout 0: for ever). */
+/* Runs a job of the pod's systemd and waits for it, timeout_usec at most. */
 static int run_job(AppPod *ap, const char *method, const char *unit, uint64_t timeout_usec, Error **err) {
         BusJob job;
         int r = bus_job_start(ap->bus, method, unit, "replace", &job, err);
@@ -369,6 +382,8 @@ int pod_app_start(PodStore *ps, Pod *p, const char *app, Error **err) {
         if ((r = unlink_app_file(&ap, app, POD_APP_STOP_REQUESTED, err)) < 0 ||
             (r = unlink_app_status(&ap, app, err)) < 0)
                 return r;
+        if ((r = reserve_app_records(&ap, app, err)) < 0)
+                return error_prefix(err, "pod %s", p->uuid);
         crash_point(CRASH_START_CLEARED);
         char unit[128];
         app_unit(app, unit);
@@ -412,14 +427,15 @@ static int stop_app(AppPod *ap, const char *app, uint64_t grace_usec, Error **er
                 /* The grace is over. */
                 r = bus_unit_kill(ap->bus, unit, "all", SIGKILL, err);
                 if (r >= 0)
-                        r = bus_job_wait(&job, 0, err);
+                        r = bus_job_wait(&job, APP_START_TIMEOUT_USEC, err);
         }
         bus_job_done(&job);
         if (r < 0)
                 return explain_exit(ap, error_prefix(err, "pod %s: stopping app %s", ap->pod->uuid, app), err);
         /* The reaper stops once the app no longer wants it: stopping it
          * ourselves joins that job, so the status is on disk when we return. */
-        return run_job(ap, "StopUnit", reaper, 0, err);
+        /* Bounded too: the pod's systemd may never say (stopped, hostile). */
+        return run_job(ap, "StopUnit", reaper, APP_START_TIMEOUT_USEC, err);
 }
 
 int pod_app_stop(PodStore *ps, Pod *p, const char *app, uint64_t grace_usec, Error **err) {

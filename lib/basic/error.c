@@ -117,6 +117,56 @@ void text_make_printable(char *s, size_t n, bool keep_newlines) {
         }
 }
 
+/* Whether the n bytes at s (n < the length its first byte announces) are
+ * the start of a character that may still be well-formed. */
+static bool char_cut_short(const unsigned char *s, size_t n) {
+        size_t len = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+        if (len == 0 || n >= len)
+                return false;
+        for (size_t i = 1; i < n; i++)
+                if ((s[i] & 0xc0) != 0x80)
+                        return false;
+        return true;
+}
+
+size_t text_escape(const char *in, size_t n, bool final, char *out, size_t *ret_n) {
+        static const char hex[] = "0123456789abcdef";
+        const unsigned char *s = (const unsigned char *) in;
+        size_t i = 0, k = 0;
+        while (i < n) {
+                if (s[i] == '\n' || s[i] == '\t') {
+                        out[k++] = (char) s[i++];
+                        continue;
+                }
+                /* A terminal's line end (a pod's console is one); a lone
+                 * carriage return would let a line hide what it began with. */
+                if (s[i] == '\r' && i + 1 < n && s[i + 1] == '\n') {
+                        out[k++] = '\r';
+                        out[k++] = '\n';
+                        i += 2;
+                        continue;
+                }
+                if (s[i] == '\r' && i + 1 == n && !final)
+                        break;
+                size_t len = printable_char_len(s + i, n - i);
+                if (len > 0) {
+                        memcpy(out + k, s + i, len);
+                        k += len;
+                        i += len;
+                        continue;
+                }
+                if (!final && char_cut_short(s + i, n - i))
+                        break;
+                out[k++] = '\\';
+                out[k++] = 'x';
+                out[k++] = hex[s[i] >> 4];
+                out[k++] = hex[s[i] & 0xf];
+                i++;
+        }
+        *ret_n = k;
+        return i;
+}
+
 const char *value_quote(const char *s, char buf[static VALUE_QUOTED_MAX]) {
         size_t n = 0, i = 0, l = strlen(s);
         buf[n++] = '"';

@@ -35,3 +35,12 @@ const char *value_quote(const char *s, char buf[static VALUE_QUOTED_MAX]);
  * control, no DEL) becomes '?'; newlines and tabs stay when keep_newlines.
  * For text a pod wrote: its log lines, what its systemd answered. */
 void text_make_printable(char *s, size_t n, bool keep_newlines);
+
+/* Escapes the n bytes at in for a terminal into out (room for 4 * n
+ * bytes): what text_make_printable() would replace becomes "\xNN" (an
+ * OSC 52 clipboard write shows as "\x1b]52;..."), newlines, tabs and
+ * carriage returns before a newline stay.
+ * For a stream read in pieces: unless final, a character cut at the end
+ * is left for the next piece. Returns how many bytes of in were used;
+ * *ret_n is what out holds. */
+size_t text_escape(const char *in, size_t n, bool final, char *out, size_t *ret_n);

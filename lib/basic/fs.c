@@ -3,7 +3,10 @@
 #include <stdint.h>
 #include <time.h>
 #include <linux/openat2.h>
+#include <linux/magic.h>
+#include <sys/mount.h>
 #include <sys/random.h>
+#include <sys/statfs.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -28,6 +31,54 @@ int open_in_root(int rootfd, const char *path, int flags, mode_t mode) {
 
 int open_beneath_no_symlinks(int dirfd, const char *path, int flags, mode_t mode) {
         return openat2_resolve(dirfd, path, flags, mode, RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS);
+}
+
+int pod_path_open(int rootfd, const char *path, int flags, mode_t mode) {
+        while (*path == '/')
+                path++;
+        return openat2_resolve(rootfd, path, flags, mode, RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS);
+}
+
+int pod_tree_enter(int procfd) {
+        struct statfs sfs;
+        if (fstatfs(procfd, &sfs) < 0)
+                return -errno;
+        if (sfs.f_type != PROC_SUPER_MAGIC)
+                return -EMEDIUMTYPE;
+        if (fchdir(procfd) < 0 || chroot(".") < 0)
+                return -errno;
+        /* Our own pid, as this procfs names it: it is of our namespace. */
+        char self[32];
+        ssize_t n = readlink("self", self, sizeof(self) - 1);
+        if (n <= 0)
+                return n < 0 ? -errno : -EIO;
+        self[n] = 0;
+        char mine[32];
+        snprintf(mine, sizeof(mine), "%d", (int) getpid());
+        return streq(self, mine) ? 0 : -EXDEV;
+}
+
+int pod_path_umount(int dirfd, const char *name) {
+        for (unsigned i = 0; i < 16; i++) {
+                _cleanup_close_ int fd = pod_path_open(dirfd, name, O_PATH | O_NOFOLLOW, 0);
+                if (fd < 0)
+                        return fd == -ENOENT ? 0 : fd;
+                struct statx sx;
+                if (statx(fd, "", AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW, STATX_TYPE, &sx) < 0)
+                        return -errno;
+                if (!(sx.stx_attributes_mask & STATX_ATTR_MOUNT_ROOT))
+                        return -EOPNOTSUPP;
+                if (!(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+                        return 0;
+                /* Relative to our root, the trusted procfs: the magic link
+                 * is the one thing followed, and leads to this very mount.
+                 * (UMOUNT_NOFOLLOW would stop at the link itself.) */
+                char path[32];
+                snprintf(path, sizeof(path), "self/fd/%d", fd);
+                if (umount2(path, MNT_DETACH) < 0)
+                        return -errno;
+        }
+        return -EBUSY;
 }
 
 bool exists_beneath(int dirfd, const char *path) {

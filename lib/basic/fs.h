@@ -18,6 +18,32 @@ int open_in_root(int rootfd, const char *path, int flags, mode_t mode);
  * (openat2 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS): -ELOOP if one is met. */
 int open_beneath_no_symlinks(int dirfd, const char *path, int flags, mode_t mode);
 
+/* The one resolver of a path in a pod's tree (tests/unit/test-pod-paths.sh
+ * keeps it the only way): everything there is the pod's to change while
+ * the host works in it, as the host's root. path is resolved below rootfd
+ * as if rootfd were "/" (RESOLVE_IN_ROOT: no ".." or absolute path leads
+ * out) and no symlink or magic link is followed anywhere on the way
+ * (RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS): -ELOOP when one is met. A
+ * symlink as the last component is -ELOOP too, but with O_PATH|O_NOFOLLOW
+ * the link itself is opened (so it can be told apart, and removed). */
+int pod_path_open(int rootfd, const char *path, int flags, mode_t mode);
+
+/* Makes the caller a process that can name nothing of a pod's tree but
+ * through pod_path_open(): its root and working directory become procfd,
+ * a procfs of its own pid namespace (checked), opened before it entered
+ * the pod's mount namespace. Then pod_path_umount() reaches the mount it
+ * was given by the fd's magic link of that trusted procfs, never the
+ * pod's /proc. For a helper child only (chroot(2) is the process's). */
+int pod_tree_enter(int procfd);
+
+/* Unmounts (detached) each mount stacked at name below dirfd (a
+ * directory of a pod's tree from pod_path_open()): the mount is opened by
+ * the resolver, checked to be a mount's root, and unmounted by its fd
+ * ("self/fd/N" of the procfs pod_tree_enter() made the caller's root), so
+ * a link the pod swaps in is never followed, and nothing but what is
+ * mounted there is unmounted. At most 16; missing is success. */
+int pod_path_umount(int dirfd, const char *name);
+
 /* Whether path exists below dirfd, reached without any symlink (the last
  * component may be one). */
 bool exists_beneath(int dirfd, const char *path);

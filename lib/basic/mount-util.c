@@ -310,6 +310,24 @@ int mount_namespace_unshare(Error **err) {
         return 0;
 }
 
+int mount_namespace_detach_unneeded(char *const *keep, Error **err) {
+        _cleanup_(mount_list_done) MountList l = {};
+        int r = read_mounts_below("/", &l, err);
+        if (r < 0)
+                return r;
+        /* Deepest first: a mount's own are gone before it. */
+        for (size_t i = 0; i < l.n; i++) {
+                const char *t = l.entries[i].target;
+                bool needed = streq(t, "/");
+                for (char *const *k = keep; *k && !needed; k++)
+                        needed = path_is_at_or_below(t, *k) || path_is_at_or_below(*k, t);
+                /* One that went with a mount above it is fine. */
+                if (!needed && umount2(t, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL && errno != ENOENT)
+                        return error_sys(err, -errno, "cannot detach %s from the mount namespace", t);
+        }
+        return 0;
+}
+
 int mount_attach(int fd, const char *target, Error **err) {
         if (move_mount(fd, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) < 0)
                 return error_sys(err, -errno, "cannot mount at %s", target);

@@ -54,6 +54,14 @@ int mount_attach(int fd, const char *target, Error **err);
  * from them would not see the new ones. */
 int mount_namespace_unshare(Error **err);
 
+/* Detaches (MNT_DETACH) from this process's own mount namespace every
+ * mount that is neither at or below a path of keep (NULL-terminated,
+ * absolute, canonical) nor on the way to one: what the namespace does not
+ * need is not held. (A private namespace of a host whose mounts do not
+ * propagate otherwise pins every mount it copied, so that the host's
+ * unmount does not end it.) */
+int mount_namespace_detach_unneeded(char *const *keep, Error **err);
+
 /* Binds source (a directory or file) at target, not recursively: mounts
  * below source are not carried along. flags: MS_RDONLY, MS_NODEV,
  * MS_NOSUID, MS_NOEXEC for the new mount (others are ignored). */

@@ -2,9 +2,13 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "basic/relay.h"
+#include "basic/error.h"
+#include "basic/fs.h"
 #include "basic/macro.h"
 
 int relay_add(Relay *r, int src, int dst, bool close_dst_at_eof, int eof_char) {
@@ -173,6 +177,95 @@ void relay_drain(Relay *r, const bool *from_pod, int quiet_msec, int max_msec, s
                 }
                 last = now_msec();
         }
+}
+
+int printable_copy(int in, int out, bool raw) {
+        /* A character cut by a read waits in buf for the rest. */
+        char buf[4096], esc[4 * sizeof(buf)];
+        size_t have = 0;
+        for (;;) {
+                ssize_t n = read(in, buf + have, sizeof(buf) - have);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                have += (size_t) n;
+                size_t out_n = 0, used = raw ? have : text_escape(buf, have, n == 0, esc, &out_n);
+                int r = raw ? write_all(out, buf, have) : write_all(out, esc, out_n);
+                if (r < 0)
+                        return r;
+                memmove(buf, buf + used, have - used);
+                have -= used;
+                if (n == 0)
+                        return 0;
+        }
+}
+
+int printable_filter_start(int out, int *ret_done) {
+        int p[2], d[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return -errno;
+        if (pipe2(d, O_CLOEXEC) < 0) {
+                int r = -errno;
+                close(p[0]);
+                close(p[1]);
+                return r;
+        }
+        pid_t pid = fork();
+        if (pid == 0) {
+                /* A grandchild, not a child: a caller that reaps or halts
+                 * its children (a subreaper's orphans) must not take it for
+                 * one of theirs. */
+                pid_t g = fork();
+                if (g != 0)
+                        _exit(g < 0);
+                /* Nothing else of the caller's: no lock, no pod fd. */
+                if (dup2(p[0], 0) < 0 || (out != 1 && dup2(out, 1) < 0) || dup2(d[1], 3) < 0)
+                        _exit(1);
+                (void) close_range(4, ~0U, 0);
+                struct sigaction ign = { .sa_handler = SIG_IGN };
+                sigaction(SIGINT, &ign, NULL); /* the caller decides when output ends */
+                sigaction(SIGTERM, &ign, NULL);
+                sigaction(SIGHUP, &ign, NULL);
+                pid_t self = getpid();
+                (void) write(3, &self, sizeof(self));
+                _exit(printable_copy(0, 1, false) < 0); /* fd 3 closes: done */
+        }
+        int r = pid < 0 ? -errno : 0;
+        close(p[0]);
+        close(d[1]);
+        while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        if (r < 0) {
+                close(p[1]);
+                close(d[0]);
+                return r;
+        }
+        *ret_done = d[0];
+        return p[1];
+}
+
+void printable_filter_finish(int *wfd, int *done) {
+        if (*wfd >= 0)
+                close(*wfd);
+        *wfd = -1;
+        if (*done < 0)
+                return;
+        /* The filter says its pid, then closes the pipe when it ends. A
+         * writer that outlives the caller's (an orphan holding a copy)
+         * would keep it waiting: 5 s, then it is killed. */
+        pid_t pid = 0;
+        ssize_t n;
+        while ((n = read(*done, &pid, sizeof(pid))) < 0 && errno == EINTR)
+                ;
+        struct pollfd pfd = { *done, POLLIN, 0 };
+        int q;
+        while ((q = poll(&pfd, 1, 5000)) < 0 && errno == EINTR)
+                ;
+        if (q == 0 && n == sizeof(pid) && pid > 0)
+                (void) kill(pid, SIGKILL);
+        close(*done);
+        *done = -1;
 }
 
 int term_make_raw(int fd, struct termios *ret_saved) {

@@ -61,6 +61,22 @@ void relay_drain(Relay *r, const bool *from_pod, int quiet_msec, int max_msec, s
 /* The terminal modes of the caller's terminal fd while relaying: raw
  * input (no echo, no line editing, no signals from keys: Ctrl-C, Ctrl-Z
  * reach the pod's pty as bytes), output processing kept. */
+/* Copies from in to out until in ends (or out fails: -EPIPE...), as
+ * text_escape() shows it unless raw. Both blocking. 0, or -errno of the
+ * first failure. For what a pod writes on its way to a user's terminal. */
+int printable_copy(int in, int out, bool raw);
+
+/* A process that copies what is written to the returned fd onto out,
+ * escaped (printable_copy()); it holds no other fd of ours and ends when
+ * every writer has closed theirs. It is not our child (a grandchild, given
+ * to init or the nearest subreaper), so that a supervisor that halts its
+ * children's leftovers never takes it for one. printable_filter_finish()
+ * closes *wfd (-1s it) and waits, through *done (the fd the start gave),
+ * until it has written everything: 5 s at most, when another process
+ * still holds a copy of the fd; then it is killed. */
+int printable_filter_start(int out, int *ret_done);
+void printable_filter_finish(int *wfd, int *done);
+
 int term_make_raw(int fd, struct termios *ret_saved);
 /* Restores saved on fd, even when this process is in the background of the
  * terminal (SIGTTOU ignored for the call). */

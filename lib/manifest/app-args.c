@@ -194,6 +194,7 @@ static const struct {
         { "private-users", OPTION_POD },
         { "pod-stop-timeout", OPTION_POD },
         { "pod-watchdog", OPTION_POD },
+        { "pod-pids-limit", OPTION_POD },
         /* and the network options, which pod-net.h knows */
         { "app", OPTION_APP },
         { "exec", OPTION_APP },
@@ -311,7 +312,9 @@ static int add_lifecycle(PodNameValue **list, size_t *n, const char *option, con
 }
 
 int pod_lifecycle_arg_parse(const char *option, const char *s, PodArgs *pod, Error **err) {
-        const char *annotation = streq(option, "pod-watchdog") ? POD_ANNOTATION_WATCHDOG : APP_ANNOTATION_STOP_TIMEOUT;
+        const char *annotation = streq(option, "pod-watchdog")     ? POD_ANNOTATION_WATCHDOG
+                                 : streq(option, "pod-pids-limit") ? POD_ANNOTATION_PIDS_LIMIT
+                                                                   : APP_ANNOTATION_STOP_TIMEOUT;
         return add_lifecycle(&pod->lifecycle, &pod->n_lifecycle, option, annotation, s, NULL, err);
 }
 
@@ -503,7 +506,7 @@ static int apply_option(PodArgs *pod, AppArgs *app, const char *option, const ch
         OptionKind kind;
         if (option_kind(option, &kind) >= 0 && kind == OPTION_PULL)
                 return add_pull_option(pod, option, value, err);
-        if (streq(option, "pod-stop-timeout") || streq(option, "pod-watchdog"))
+        if (streq(option, "pod-stop-timeout") || streq(option, "pod-watchdog") || streq(option, "pod-pids-limit"))
                 return pod_lifecycle_arg_parse(option, value, pod, err);
         const char *annotation = app_lifecycle_annotation_of_option(option);
         if (annotation)

@@ -11,6 +11,7 @@ typedef enum ValueKind {
         VALUE_DURATION_OR_ZERO,
         VALUE_RESTART,
         VALUE_COUNT,            /* 1 to 100 */
+        VALUE_TASKS,            /* 1 to POD_PIDS_LIMIT_MAX */
         VALUE_PATH,             /* absolute */
         VALUE_COMMAND,          /* a JSON array of non-empty strings */
         VALUE_HEALTH_ACTION,
@@ -31,6 +32,7 @@ static const struct {
         { "health-start-period", APP_ANNOTATION_HEALTH_START_PERIOD, VALUE_DURATION_OR_ZERO },
         { "health-on-failure", APP_ANNOTATION_HEALTH_ON_FAILURE, VALUE_HEALTH_ACTION },
         { "pod-watchdog", POD_ANNOTATION_WATCHDOG, VALUE_DURATION },
+        { "pod-pids-limit", POD_ANNOTATION_PIDS_LIMIT, VALUE_TASKS },
 };
 
 static const char *const restart_names[] = { "no", "on-failure", "always" };
@@ -106,6 +108,14 @@ int app_lifecycle_check(const char *annotation, const char *value, Error **err) 
                 unsigned long n = strtoul(value, &end, 10);
                 if (!*value || *end || errno || value[0] == '-' || n < 1 || n > 100)
                         return error_set(err, -EINVAL, "\"%s\" is not a number from 1 to 100", value);
+                return 0;
+        }
+        case VALUE_TASKS: {
+                char *end = NULL;
+                errno = 0;
+                unsigned long long n = strtoull(value, &end, 10);
+                if (!*value || *end || errno || value[0] == '-' || n < 1 || n > POD_PIDS_LIMIT_MAX)
+                        return error_set(err, -EINVAL, "\"%s\" is not a number from 1 to %u", value, POD_PIDS_LIMIT_MAX);
                 return 0;
         }
         case VALUE_PATH:

@@ -10,6 +10,18 @@
 #include "manifest/app-lifecycle.h"
 #include "manifest/pod-manifest.h"
 
+const PodStandardDevice pod_standard_devices[] = {
+        { "/dev/null rwm", "c 1:3 rwm" },
+        { "/dev/zero rwm", "c 1:5 rwm" },
+        { "/dev/full rwm", "c 1:7 rwm" },
+        { "/dev/random rwm", "c 1:8 rwm" },
+        { "/dev/urandom rwm", "c 1:9 rwm" },
+        { "/dev/tty rwm", "c 5:0 rwm" },
+        { "/dev/ptmx rwm", "c 5:2 rwm" },
+        { "char-pts rw", "c 136:* rw" },
+        {},
+};
+
 /* Far beyond any real pod; it bounds what a corrupt or hostile file costs. */
 #define POD_MANIFEST_SIZE_MAX (16U << 20)
 #define AC_NAME_MAX 64
@@ -611,11 +623,12 @@ static int check_lifecycle(const Checker *c, const Path *p, const PodNameValue *
                 if (!app_lifecycle_annotation_is(name))
                         continue;
                 const Path *vp = KEY(IDX(KEY(p, "annotations"), i), "value");
-                bool pods = streq(name, APP_ANNOTATION_STOP_TIMEOUT) || streq(name, POD_ANNOTATION_WATCHDOG);
+                bool pods = streq(name, APP_ANNOTATION_STOP_TIMEOUT) || streq(name, POD_ANNOTATION_WATCHDOG) ||
+                            streq(name, POD_ANNOTATION_PIDS_LIMIT);
                 if (!app && !pods)
                         return bad(c, KEY(IDX(KEY(p, "annotations"), i), "name"), "%s is an app's annotation, not the pod's",
                                    name);
-                if (app && streq(name, POD_ANNOTATION_WATCHDOG))
+                if (app && (streq(name, POD_ANNOTATION_WATCHDOG) || streq(name, POD_ANNOTATION_PIDS_LIMIT)))
                         return bad(c, KEY(IDX(KEY(p, "annotations"), i), "name"), "%s is the pod's annotation, not an app's",
                                    name);
                 Error *e = NULL;

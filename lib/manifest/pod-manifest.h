@@ -50,6 +50,25 @@
  * "destination": PATH[, "readOnly": true]}, host files or directories bound
  * into the pod for this app alone. */
 #define POD_ANNOTATION_BINDS "sdpod/binds"
+/* The pod's task limit (--pod-pids-limit): tasks, processes and threads,
+ * the whole pod may have at once, 1 to POD_PIDS_LIMIT_MAX (pod-cgroup.h
+ * has the default). Not sdpod/pids-limit: that is an app's TasksMax=. */
+#define POD_ANNOTATION_PIDS_LIMIT "sdpod/pod-pids-limit"
+#define POD_PIDS_LIMIT_MAX 4194304
+#define POD_PIDS_LIMIT_DEFAULT 4096
+
+/* The devices every pod may use, and no others unless the operator gives
+ * them (sdpod-security(7)): what systemd-nspawn makes in a pod's /dev and
+ * what a pod's systemd and apps use: null, zero, full, random, urandom,
+ * tty, ptmx and the ptys (the console is one). Not /dev/net/tun, which
+ * nspawn's own scope allows: a pod's network is the veth the host made.
+ * As DeviceAllow= says them, and as a cgroup v1 devices.allow entry.
+ * (units/pod@.service.in repeats the list.) NULL-terminated. */
+typedef struct PodStandardDevice {
+        const char *device_allow;
+        const char *v1_rule;
+} PodStandardDevice;
+extern const PodStandardDevice pod_standard_devices[];
 
 typedef struct PodNameValue {
         const char *name;

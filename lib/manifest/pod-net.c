@@ -29,6 +29,7 @@ void pod_net_args_done(PodNetArgs *a) {
         strv_free(a->dns_options);
         free(a->hostname);
         strv_free(a->hosts_entries);
+        free(a->conntrack_limit);
         *a = (PodNetArgs) {};
 }
 
@@ -255,10 +256,31 @@ static char ***list_field(PodNetArgs *a, int i) {
 }
 
 bool pod_net_option_is(const char *option) {
-        return streq(option, "net") || streq(option, "hostname") || streq(option, "port") || list_option_index(option) >= 0;
+        return streq(option, "net") || streq(option, "hostname") || streq(option, "port") ||
+                streq(option, "conntrack-limit") || list_option_index(option) >= 0;
+}
+
+/* A conntrack limit: decimal digits only, 0 to the maximum. */
+static int conntrack_limit_parse(const char *s, unsigned *ret) {
+        if (!*s || strlen(s) > 9 || strspn(s, "0123456789") != strlen(s))
+                return -EINVAL;
+        unsigned long n = strtoul(s, NULL, 10);
+        if (n > POD_NET_CONNTRACK_LIMIT_MAX)
+                return -ERANGE;
+        *ret = (unsigned) n;
+        return 0;
 }
 
 int pod_net_args_add(PodNetArgs *a, const char *option, const char *value, Error **err) {
+        if (streq(option, "conntrack-limit")) {
+                unsigned n;
+                if (a->conntrack_limit)
+                        return error_set(err, -EINVAL, "--%s given twice", option);
+                if (conntrack_limit_parse(value, &n) < 0)
+                        return error_set(err, -EINVAL, "--conntrack-limit=%s: expected a number from 0 (no bound) to %u",
+                                         value, POD_NET_CONNTRACK_LIMIT_MAX);
+                return (a->conntrack_limit = strdup(value)) ? 0 : error_sys(err, -ENOMEM, "--%s", option);
+        }
         if (streq(option, "net") || streq(option, "hostname")) {
                 char **field = streq(option, "net") ? &a->net : &a->hostname;
                 if (*field)
@@ -327,8 +349,13 @@ int pod_net_args_apply(const PodNetArgs *a, PodManifest *m, Error **err) {
         if (a->ports && mode != POD_NET_CNI)
                 return error_set(err, -EINVAL, "--port needs a network of the pod's own: --net=%s has none to publish",
                                  a->net);
+        if (a->conntrack_limit && mode != POD_NET_CNI)
+                return error_set(err, -EINVAL, "--conntrack-limit bounds a network of the pod's own: --net=%s has none",
+                                 a->net);
         if ((a->net && (r = pod_manifest_set_annotation(m, POD_ANNOTATION_NET, a->net, err)) < 0) ||
-            (a->hostname && (r = pod_manifest_set_annotation(m, POD_ANNOTATION_HOSTNAME, a->hostname, err)) < 0))
+            (a->hostname && (r = pod_manifest_set_annotation(m, POD_ANNOTATION_HOSTNAME, a->hostname, err)) < 0) ||
+            (a->conntrack_limit &&
+             (r = pod_manifest_set_annotation(m, POD_ANNOTATION_CONNTRACK_LIMIT, a->conntrack_limit, err)) < 0))
                 return r;
         for (size_t i = 0; i < ELEMENTSOF(list_options); i++)
                 if ((r = set_list(m, list_options[i].annotation, *(char **const *) ((const char *) a + list_options[i].field),
@@ -383,6 +410,11 @@ int pod_net_from_manifest(const PodManifest *m, PodNet *ret, Error **err) {
                 r = split_checked(v, dns_option_is_valid, "annotation " POD_ANNOTATION_DNS_OPTIONS, &n.dns_options, err);
         if (r >= 0 && (v = pod_manifest_get_annotation(m, POD_ANNOTATION_HOSTS_ENTRIES)))
                 r = split_checked(v, hosts_entry_is_valid, "annotation " POD_ANNOTATION_HOSTS_ENTRIES, &n.hosts_entries, err);
+        n.conntrack_limit = POD_NET_CONNTRACK_LIMIT_DEFAULT;
+        if (r >= 0 && (v = pod_manifest_get_annotation(m, POD_ANNOTATION_CONNTRACK_LIMIT)) &&
+            conntrack_limit_parse(v, &n.conntrack_limit) < 0)
+                r = error_set(err, -EBADMSG, "annotation %s: \"%s\" is not a number from 0 to %u",
+                              POD_ANNOTATION_CONNTRACK_LIMIT, v, POD_NET_CONNTRACK_LIMIT_MAX);
         if (r >= 0 && m->n_ports > 0 && n.mode != POD_NET_CNI)
                 r = error_set(err, -EBADMSG, "ports: a pod with %s %s publishes no ports", POD_ANNOTATION_NET, net);
         if (r < 0) {

@@ -14,11 +14,15 @@
  *   sdpod/dns-options   resolv.conf options, space-separated
  *   sdpod/hostname      the pod's host name
  *   sdpod/hosts-entries "IP=NAME" entries, space-separated
+ *   sdpod/conntrack-limit  the host conntrack entries each address of the
+ *                       pod may make (net/conntrack-limit.h), 0 to
+ *                       CONNTRACK_LIMIT_MAX; 0: unbounded; absent: the
+ *                       default, POD_NET_CONNTRACK_LIMIT_DEFAULT
  *   ports[]             published ports (pod-manifest.h's PodPort)
  *
  * The command line (sdpod prepare and run, podapp sandbox) spells them
  * --net=, --dns=, --dns-search=, --dns-option=, --hostname=,
- * --hosts-entry= and --port=; each value is checked when it is given, and
+ * --hosts-entry=, --conntrack-limit= and --port=; each value is checked when it is given, and
  * the whole when the manifest is made. */
 
 #include <stdbool.h>
@@ -33,6 +37,10 @@
 #define POD_ANNOTATION_DNS_OPTIONS "sdpod/dns-options"
 #define POD_ANNOTATION_HOSTNAME "sdpod/hostname"
 #define POD_ANNOTATION_HOSTS_ENTRIES "sdpod/hosts-entries"
+#define POD_ANNOTATION_CONNTRACK_LIMIT "sdpod/conntrack-limit"
+/* The same numbers as net/conntrack-limit.h's, which comes after. */
+#define POD_NET_CONNTRACK_LIMIT_DEFAULT 8192U
+#define POD_NET_CONNTRACK_LIMIT_MAX (1U << 24)
 
 #define POD_NET_DEFAULT "default"
 
@@ -59,6 +67,7 @@ typedef struct PodNet {
         char **dns_search, **dns_options;
         char *hostname;
         char **hosts_entries;   /* "IP=NAME" */
+        unsigned conntrack_limit; /* CNI: per address; 0: none */
 } PodNet;
 
 void pod_net_done(PodNet *n);
@@ -70,6 +79,7 @@ typedef struct PodNetArgs {
         char **dns, **dns_search, **dns_options;
         char *hostname;
         char **hosts_entries;
+        char *conntrack_limit;
 } PodNetArgs;
 
 void pod_net_args_done(PodNetArgs *a);

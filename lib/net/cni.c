@@ -11,6 +11,7 @@
 #include "basic/json-util.h"
 #include "basic/time-util.h"
 #include "net/cni.h"
+#include "net/conntrack-limit.h"
 
 /* A plugin's answer is a result or an error object: small. */
 #define CNI_OUTPUT_MAX (1U << 20)
@@ -37,7 +38,8 @@ const char *cni_default_config(bool with_ports) {
         "    },\n"
 #define DEFAULT_PORTMAP "    { \"type\": \"portmap\", \"capabilities\": { \"portMappings\": true } },\n"
 #define DEFAULT_TAIL                                                                    \
-        "    { \"type\": \"firewall\" }\n"                                            \
+        "    { \"type\": \"firewall\" },\n"                                           \
+        "    { \"type\": \"" CONNTRACK_PLUGIN "\", \"capabilities\": { \"" CONNTRACK_CAPABILITY "\": true } }\n" \
         "  ]\n"                                                                         \
         "}\n"
         return with_ports ? DEFAULT_HEAD DEFAULT_PORTMAP DEFAULT_TAIL : DEFAULT_HEAD DEFAULT_TAIL;

@@ -28,10 +28,12 @@
 #include <stdbool.h>
 
 #include "basic/error.h"
+#include "config.h"
 
-/* Where plugins are looked for, in order: Debian's, then the usual place of
- * upstream's release archives. $SDPOD_CNI_PATH replaces it. */
-#define CNI_PLUGIN_PATH "/usr/lib/cni:/opt/cni/bin"
+/* Where plugins are looked for, in order: sdpod's own (sdpod-conntrack),
+ * Debian's, then the usual place of upstream's release archives.
+ * $SDPOD_CNI_PATH replaces it. */
+#define CNI_PLUGIN_PATH SDPOD_CNI_DIR ":/usr/lib/cni:/opt/cni/bin"
 /* Where named networks are configured: NAME.conflist or NAME.conf.
  * $SDPOD_NET_DIR replaces it (tests). /etc/cni/net.d is not read: the
  * networks of other runtimes are not sdpod's unless the operator links

@@ -7,7 +7,9 @@
 #include <sys/mount.h>
 #include <unistd.h>
 #include <linux/nsfs.h>
+#include <sys/wait.h>
 
+#include "basic/fs.h"
 #include "basic/macro.h"
 #include "net/netns.h"
 
@@ -71,4 +73,67 @@ int netns_check(const char *path, Error **err) {
         if (type != CLONE_NEWNET)
                 return error_set(err, -EINVAL, "%s is not a network namespace", path);
         return 0;
+}
+
+void netns_kept_path(const char *uuid, char path[static NETNS_KEPT_PATH_MAX]) {
+        snprintf(path, NETNS_KEPT_PATH_MAX, NETNS_KEPT_DIR "/%s", uuid);
+}
+
+/* In the child: binds the namespace of ns_fd at path, in mnt_fd's mount
+ * namespace. */
+static int keep_in(int mnt_fd, int ns_fd, const char *path) {
+        if (mnt_fd >= 0 && setns(mnt_fd, CLONE_NEWNS) < 0)
+                return -errno;
+        int r = mkdir_p(NETNS_KEPT_DIR, 0700);
+        if (r < 0)
+                return r;
+        /* Left by an earlier run that could not release it: ours now. */
+        (void) umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW);
+        int file = open(path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (file < 0)
+                return -errno;
+        close(file);
+        char source[64];
+        snprintf(source, sizeof(source), "/proc/self/fd/%d", ns_fd);
+        return mount(source, path, NULL, MS_BIND, NULL) < 0 ? -errno : 0;
+}
+
+static int unkeep_in(int mnt_fd, const char *path) {
+        if (mnt_fd >= 0 && setns(mnt_fd, CLONE_NEWNS) < 0)
+                return -errno;
+        if (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0 && errno != EINVAL && errno != ENOENT)
+                return -errno;
+        return unlink(path) < 0 && errno != ENOENT ? -errno : 0;
+}
+
+/* Runs keep_in() or unkeep_in() in a child, which alone enters mnt_fd's
+ * mount namespace (ours stays private). */
+static int in_child(int mnt_fd, int ns_fd, const char *path) {
+        pid_t pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0)
+                _exit(-(ns_fd >= 0 ? keep_in(mnt_fd, ns_fd, path) : unkeep_in(mnt_fd, path)) & 0xff);
+        int st;
+        while (waitpid(pid, &st, 0) < 0)
+                if (errno != EINTR)
+                        return -errno;
+        return WIFEXITED(st) ? -WEXITSTATUS(st) : -EIO;
+}
+
+int netns_keep(const char *netns, int mnt_fd, const char *uuid, Error **err) {
+        char path[NETNS_KEPT_PATH_MAX];
+        netns_kept_path(uuid, path);
+        _cleanup_close_ int ns = open(netns, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (ns < 0)
+                return error_sys(err, -errno, "network namespace %s", netns);
+        int r = in_child(mnt_fd, ns, path);
+        return r < 0 ? error_sys(err, r, "cannot keep the pod's network namespace at %s", path) : 0;
+}
+
+int netns_unkeep(int mnt_fd, const char *uuid, Error **err) {
+        char path[NETNS_KEPT_PATH_MAX];
+        netns_kept_path(uuid, path);
+        int r = mnt_fd >= 0 ? in_child(mnt_fd, -1, path) : unkeep_in(-1, path);
+        return r < 0 ? error_sys(err, r, "cannot remove %s", path) : 0;
 }

@@ -17,3 +17,22 @@ int netns_new_at(const char *path, Error **err);
 /* Whether path is a network namespace (an nsfs file of one): 0, or
  * -EINVAL with a message naming the path. */
 int netns_check(const char *path, Error **err);
+
+/* A pod's network namespace kept where gc finds it after its supervisor
+ * died: NETNS_KEPT_DIR/UUID, a bind of the namespace in the mount
+ * namespace sdpod was started in (the operator's: where `sdpod gc` runs),
+ * as `ip netns` keeps /run/netns/NAME. The supervisor's own bind (POD/netns)
+ * lives in its private mount namespace and dies with it; without this one,
+ * gc's CNI DEL would run with no namespace, and the plugins that read the
+ * pod's address there (ptp's masquerade rules) would leave their rules for
+ * an address IPAM hands out again. Root's only (0700): nothing of a pod
+ * reaches it. */
+#define NETNS_KEPT_DIR "/run/sdpod/netns"
+#define NETNS_KEPT_PATH_MAX 128
+void netns_kept_path(const char *uuid, char path[static NETNS_KEPT_PATH_MAX]);
+/* Binds the namespace at netns to NETNS_KEPT_DIR/uuid in mnt_fd's mount
+ * namespace (a child enters it; the caller's stays as it is), replacing
+ * what an earlier run left there. mnt_fd -1: the caller's. */
+int netns_keep(const char *netns, int mnt_fd, const char *uuid, Error **err);
+/* Unmounts and removes it, there; gone already is fine. */
+int netns_unkeep(int mnt_fd, const char *uuid, Error **err);

@@ -46,7 +46,9 @@ int pod_net_prepare(PodNetSetup *s, Error **err) {
                 if ((r = pod_network_load(s->manifest, s->net, &s->configs, err)) < 0 ||
                     (r = ports_reserve(s->manifest, &s->port_fds, err)) < 0)
                         return r;
-                return netns_new_at(s->netns, err);
+                if ((r = netns_new_at(s->netns, err)) < 0)
+                        return r;
+                return netns_keep(s->netns, s->host_mnt_fd, s->uuid, err);
         }
         return write_name_files(s, err);
 }
@@ -62,7 +64,8 @@ int pod_net_attach(void *setup, Error **err) {
 void pod_net_release(PodNetSetup *s) {
         if (s->net && s->net->mode == POD_NET_CNI && s->netns) {
                 Error *err = NULL;
-                if (pod_network_down(s->pod_fd, s->uuid, s->netns, &err) < 0)
+                if (pod_network_down(s->pod_fd, s->uuid, s->netns, &err) < 0 ||
+                    netns_unkeep(s->host_mnt_fd, s->uuid, &err) < 0)
                         fprintf(stderr, "pod %s: %s (sdpod gc tries again)\n", s->uuid, err ? err->msg : "out of memory");
                 error_free(err);
         }

@@ -6,13 +6,16 @@
  *
  *   before nspawn   pod_net_prepare(): every CNI configuration list loaded
  *                   and checked, the published host ports held (ports.h),
- *                   the namespace made at POD/netns (netns.h); for the
+ *                   the namespace made at POD/netns and kept for gc
+ *                   (netns_keep(), netns.h); for the
  *                   host's network, none and ns:PATH, the name files and
  *                   net/ready at once
  *   while it boots  pod_net_attach(): CNI ADD of each network
  *                   (pod-network.h), then the name files and net/ready,
  *                   for which the pod's apps wait
- *   after it        pod_net_release(): CNI DEL, and the ports let go
+ *   after it        pod_net_release(): CNI DEL, then the kept namespace
+ *                   unbound (kept when DEL failed: gc tries again with
+ *                   it), and the ports let go
  *
  * What a failure leaves attached is released before it returns. */
 
@@ -30,6 +33,7 @@ typedef struct PodNetSetup {
         const PodManifest *manifest;
         const PodNet *net;
         const char *hostname;
+        int host_mnt_fd;                /* the mount namespace sdpod started in, where gc finds the kept namespace (netns.h) */
         /* made by pod_net_prepare() */
         char *nspawn_option;            /* --net=none: "--private-network" */
         char *netns;                    /* CNI and ns:PATH: where nspawn must run */

@@ -6,6 +6,7 @@
 #include "basic/fs.h"
 #include "basic/json-util.h"
 #include "net/cni.h"
+#include "net/conntrack-limit.h"
 #include "net/pod-network.h"
 #include "net/ports.h"
 
@@ -104,9 +105,11 @@ int pod_network_load(const PodManifest *m, const PodNet *n, struct json_object *
 int pod_network_up(int pod_fd, const char *uuid, const PodManifest *m, const PodNet *n, struct json_object *configs,
                    const char *netns, Error **err) {
         _cleanup_json_ struct json_object *record = json_object_new_object(), *networks = json_object_new_array();
-        _cleanup_json_ struct json_object *runtime_config = ports_runtime_config(m);
-        if (!record || !networks || (m->n_ports > 0 && !runtime_config))
+        _cleanup_json_ struct json_object *runtime_config = m->n_ports > 0 ? ports_runtime_config(m) : json_object_new_object();
+        if (!record || !networks || !runtime_config)
                 return error_sys(err, -ENOMEM, "networks");
+        /* For the plugins that ask for it: sdpod-conntrack's bound. */
+        json_object_object_add(runtime_config, CONNTRACK_CAPABILITY, json_object_new_int64(n->conntrack_limit));
         if (mkdirat(pod_fd, POD_NET_DIR, 0755) < 0 && errno != EEXIST)
                 return error_sys(err, -errno, "cannot create %s/", POD_NET_DIR);
 
@@ -123,8 +126,7 @@ int pod_network_up(int pod_fd, const char *uuid, const PodManifest *m, const Pod
                 if (json_add_string(e, "name", n->networks[i].name) < 0 || json_add_string(e, "interface", ifname) < 0 ||
                     (n->networks[i].args && json_add_string(e, "args", n->networks[i].args) < 0))
                         return error_sys(err, -ENOMEM, "networks");
-                if (runtime_config)
-                        json_object_object_add(e, "runtimeConfig", json_object_get(runtime_config));
+                json_object_object_add(e, "runtimeConfig", json_object_get(runtime_config));
         }
         int r = loopback_up(uuid, netns, err);
         if (r < 0)

@@ -38,8 +38,11 @@ int app_root_make(const AppRootLayers *l, int userns_fd, int *ret_fd, Error **er
 
 /* Mounts the app's root at /opt/stage2/NAME/rootfs in the running pod. The
  * calling process moves to a mount namespace of its own for that (a slave
- * of the host's). */
+ * of the host's). root_uid: the owner on the host of the pod's root (0
+ * without a user namespace), given an output file (--stdout, --stderr)
+ * made for the app. */
 int pod_app_root_mount(const PodProcess *p, const char *pod, const char *data, const PodApp *app, bool userns,
+                       uid_t root_uid,
                        Error **err);
 
 /* Unmounts it again, in the pod and in systemd-nspawn's own mount namespace

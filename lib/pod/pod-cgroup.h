@@ -1,17 +1,86 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #pragma once
 
-/* A pod's cgroup on a host without systemd, where nobody else gives it
- * one: CGROUP/sdpod/UUID in each hierarchy systemd-nspawn needs (the
- * cgroup2 one, and the name=systemd one of a hybrid or legacy layout).
- * nspawn hands it to the pod (to its user namespace, when it has one).
- * Under a host systemd, a pod gets a scope or pod@.service's cgroup
- * instead, and none of this is used. */
+/* A pod's cgroups on a host without systemd, where nobody else gives it
+ * any: CGROUP/sdpod/UUID in each hierarchy systemd-nspawn needs (the
+ * cgroup2 one, and the name=systemd one of a hybrid or legacy layout),
+ * which nspawn hands to the pod (to its user namespace, when it has one),
+ * and, on a v1 or hybrid host, in the devices, pids and freezer
+ * controllers, which nobody hands it. They are the host's handle on the
+ * pod: what it may open, how many tasks it may have, and what gc kills.
+ * Under a host systemd, a pod gets a scope or its service's cgroup
+ * instead (the unit has the same rule and limit), and none of this is
+ * used. */
 
 #include "basic/error.h"
+#include "manifest/pod-manifest.h"
 
-/* Creates the pod's cgroups and moves this process into them. */
-int pod_cgroup_enter(const char *uuid, Error **err);
+/* What the host holds every pod to, set before anything of the pod runs:
+ * in v1 controllers nspawn does not hand the pod, and on its cgroup2
+ * cgroup as a BPF device program (the pod may own the cgroup, but
+ * detaching a program takes capabilities of the host's user namespace)
+ * and pids.max (a file of the parent's, never handed over). */
+typedef struct PodCgroupLimits {
+        uint64_t pids_max;
+        /* The device rule: cgroup v1 devices.allow entries ("c 1:3 rwm",
+         * "c 136:* rw"), the standard pseudo-devices, the pod's host
+         * volumes that are devices and the nodes the apps' --device name;
+         * everything else is denied. NULL-terminated. */
+        char **devices;
+} PodCgroupLimits;
+
+/* The limits of the pod: POD_ANNOTATION_PIDS_LIMIT (default
+ * POD_PIDS_LIMIT_DEFAULT), the standard devices, its host volumes that
+ * are device nodes, and, for each app's sdpod/devices entry, the host
+ * node of the volume bound at its path with the entry's access (type and
+ * numbers read from the host's node the operator named, never from the
+ * pod). */
+int pod_cgroup_limits_from_manifest(const PodManifest *m, PodCgroupLimits *ret, Error **err);
+void pod_cgroup_limits_done(PodCgroupLimits *l);
+
+/* Creates the pod's cgroups, sets the limits (the v1 devices and pids
+ * controllers where the host has them; the device program on the cgroup2
+ * cgroup, which a cgroup v2 host must take; the pids controller of a
+ * cgroup v2 host), and moves this process into them. */
+int pod_cgroup_enter(const char *uuid, const PodCgroupLimits *limits, Error **err);
+
+/* Under pod@.service: the pod's limits where the unit file cannot know
+ * them, set on this process's unit (pod@UUID.service, and only that) as
+ * runtime properties before nspawn starts: TasksMax= (--pod-pids-limit)
+ * and a DeviceAllow= for each device beyond the standard ones (the pod's
+ * device volumes, its apps' --device). Anything else: nothing to do. */
+int pod_unit_set_limits(const char *uuid, const PodCgroupLimits *limits, Error **err);
+
+/* In a scope nspawn has machined make for the pod: appends to *argv the
+ * nspawn options --property=TasksMax=N and --property=DeviceAllow= for
+ * each device beyond the standard ones (nspawn's scope has those). */
+int pod_scope_properties(const PodCgroupLimits *limits, char ***argv);
+
+/* Kills every process of the pod's cgroups (cgroup.kill of its cgroup2
+ * tree, which the pod cannot leave; on a host without one, the v1 freezer
+ * cgroup frozen, its processes killed, thawed) and waits up to 5 s for
+ * them to be gone. Returns 0 when nothing ran, above 0 when something was
+ * killed, or -EBUSY with a message when something is still there: the
+ * pod must then keep everything it holds. */
+int pod_cgroup_kill(const char *uuid, Error **err);
+
+/* Under a host systemd: the machine systemd-nspawn registered for the pod
+ * with systemd-machined in a scope of its own, found by its id, the pod's
+ * UUID that the host gave nspawn (not by name: a name is free again once
+ * its pod is gone), and its scope's processes killed (KillMachine, "all",
+ * SIGKILL); waits up to 5 s for the machine to be gone. (A pod in a
+ * service is its service's: systemd kills what is left of it.) Returns 0 when there is no such
+ * machine (or no machined), above 0 when it was killed, -EBUSY with a
+ * message when it is still there. */
+int pod_machine_kill(const char *uuid, Error **err);
+
+/* In the pod directory of a pod that gc could not delete because its
+ * processes outlived a kill: why (sdpod status shows it). */
+#define POD_GC_BLOCKED_FILE "gc-blocked"
+
+/* Whether anything still runs in any of the pod's cgroups, or, under a
+ * host systemd, machined still has the pod's machine. */
+bool pod_cgroup_busy(const char *uuid);
 
 /* Removes them, and everything the pod made below them (its processes
  * must be gone). Missing is fine; a cgroup that still has processes is

@@ -57,7 +57,7 @@ static int pod_pty_open(pid_t leader, uid_t owner, char path[static 32], int *re
         _cleanup_close_ int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
         if (root_fd < 0)
                 return error_sys(err, -errno, "the pod's root");
-        _cleanup_close_ int pts = open_in_root(root_fd, "/dev/pts", O_PATH | O_DIRECTORY, 0);
+        _cleanup_close_ int pts = pod_path_open(root_fd, "/dev/pts", O_PATH | O_DIRECTORY, 0);
         if (pts < 0)
                 return error_sys(err, pts, "the pod's /dev/pts");
         struct statfs sfs;
@@ -221,14 +221,22 @@ static int append_properties(sd_bus_message *m, const char *unit, const PodExec 
         }
         /* ExecStartEx: a(sasas), one command: path, argv, flags. The
          * arguments are the caller's, verbatim: systemd would expand $VAR
-         * in them but for "no-env-expand". */
+         * in them but for "no-env-expand". The command is a domain of its
+         * own, as each of the app's (app-unit.h): APP_DOMAIN_IN_APP runs
+         * it, with its path and argv as arguments. */
         if ((r = sd_bus_message_open_container(m, 'r', "sv")) < 0 ||
             (r = sd_bus_message_append(m, "s", "ExecStartEx")) < 0 ||
             (r = sd_bus_message_open_container(m, 'v', "a(sasas)")) < 0 ||
             (r = sd_bus_message_open_container(m, 'a', "(sasas)")) < 0 ||
             (r = sd_bus_message_open_container(m, 'r', "sasas")) < 0 ||
-            (r = sd_bus_message_append(m, "s", x->path)) < 0 ||
-            (r = sd_bus_message_append_strv(m, (char **) x->argv)) < 0 ||
+            (r = sd_bus_message_append(m, "s", APP_DOMAIN_IN_APP)) < 0 ||
+            (r = sd_bus_message_open_container(m, 'a', "s")) < 0 ||
+            (r = sd_bus_message_append(m, "ss", APP_DOMAIN_IN_APP, x->path)) < 0)
+                return r;
+        for (char *const *a = x->argv; *a; a++)
+                if ((r = sd_bus_message_append(m, "s", *a)) < 0)
+                        return r;
+        if ((r = sd_bus_message_close_container(m)) < 0 ||
             (r = sd_bus_message_append(m, "as", 1, "no-env-expand")) < 0)
                 return r;
         for (int i = 0; i < 5; i++)

@@ -27,9 +27,12 @@ static uint64_t timespec_to_usec(const struct timespec *ts) {
 }
 
 /* A small record the pod writes: a regular file (never followed through a
- * symlink, never a FIFO that would block), read to at most 31 bytes; its
- * modification time in ret_usec. */
-static int read_record_at(int dirfd, const char *name, char buf[static 32], uint64_t *ret_usec) {
+ * symlink, never a FIFO that would block), read to at most
+ * POD_APP_RECORD_SIZE bytes; its modification time in ret_usec. An empty
+ * one is reserved and holds nothing yet: -ENOENT. The writer rewrites it
+ * in place, so a read may race a write: it is read until two reads agree
+ * (a few times at most). */
+static int read_record_at(int dirfd, const char *name, char buf[static POD_APP_RECORD_SIZE + 1], uint64_t *ret_usec) {
         _cleanup_close_ int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
         if (fd < 0)
                 return -errno;
@@ -38,11 +41,89 @@ static int read_record_at(int dirfd, const char *name, char buf[static 32], uint
                 return -errno;
         if (!S_ISREG(st.st_mode))
                 return -EBADMSG;
-        ssize_t n = read(fd, buf, 31);
-        if (n < 0)
-                return -errno;
+        char again[POD_APP_RECORD_SIZE];
+        ssize_t n = -1, m = -1;
+        for (int i = 0; i < 4 && (n < 0 || n != m || memcmp(buf, again, (size_t) n) != 0); i++) {
+                m = n;
+                memcpy(again, buf, n > 0 ? (size_t) n : 0);
+                n = pread(fd, buf, POD_APP_RECORD_SIZE, 0);
+                if (n < 0)
+                        return -errno;
+        }
         buf[n] = 0;
+        if (n == 0)
+                return -ENOENT; /* reserved, nothing recorded yet */
+        if (fstat(fd, &st) < 0)
+                return -errno;
         *ret_usec = timespec_to_usec(&st.st_mtim);
+        return 0;
+}
+
+int pod_app_records_reserve_at(int status_fd, const PodManifest *m, const PodApp *app, Error **err) {
+        _cleanup_(app_lifecycle_done) AppLifecycle l = {};
+        int r = app_lifecycle_of(m, app, &l, err);
+        if (r < 0)
+                return r;
+        /* The exit status always; the others for apps that have them. */
+        const char *const suffixes[] = {
+                "",
+                l.restart != APP_RESTART_NO ? POD_APP_RESTARTS_SUFFIX : NULL,
+                pod_app_get_annotation(app, APP_ANNOTATION_HEALTH_CMD) ? POD_APP_HEALTH_SUFFIX : NULL,
+        };
+        struct stat dir;
+        if (fstat(status_fd, &dir) < 0)
+                return error_sys(err, -errno, POD_APP_STATUS_DIR);
+        for (size_t i = 0; i < ELEMENTSOF(suffixes); i++) {
+                if (!suffixes[i])
+                        continue;
+                char file[128];
+                snprintf(file, sizeof(file), "%s%s", app->name, suffixes[i]);
+                /* Never opens what is there: O_EXCL does not follow a
+                 * symlink, and what the pod made is the pod's business. */
+                _cleanup_close_ int fd = openat(status_fd, file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+                if (fd < 0 && errno == EEXIST)
+                        continue;
+                r = fd < 0 ? -errno : 0;
+                /* Empty (nothing recorded), its block allocated beyond the
+                 * end: the writes that fill it take no new block. A file
+                 * system without fallocate() gets an empty file, written
+                 * as any other (which needs space). */
+                if (r == 0 && fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, POD_APP_RECORD_SIZE) < 0 &&
+                    errno != EOPNOTSUPP)
+                        r = -errno;
+                if (r == 0 && fchown(fd, dir.st_uid, dir.st_gid) < 0)
+                        r = -errno;
+                if (r < 0) {
+                        if (fd >= 0)
+                                (void) unlinkat(status_fd, file, 0);
+                        return error_sys(err, r, "cannot reserve " POD_APP_STATUS_DIR "/%s", file);
+                }
+        }
+        return 0;
+}
+
+int pod_app_record_write_at(int status_fd, const char *file, const char *text, Error **err) {
+        size_t n = strlen(text);
+        if (n == 0 || n > POD_APP_RECORD_SIZE)
+                return error_set(err, -EINVAL, POD_APP_STATUS_DIR "/%s: a record of %zu bytes", file, n);
+        _cleanup_close_ int fd = openat(status_fd, file, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        struct stat st;
+        if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_size > POD_APP_RECORD_SIZE)
+                /* Not reserved (the pod started before reservations, or
+                 * the record was removed): a new file, which needs space. */
+                return write_file_atomic_at(status_fd, file, text, n, 0644, err);
+        /* In place, in the block it was given: a full file system does not
+         * refuse it (not so on one that copies on write, sdpod-security(7)).
+         * Shortened first, so that a reader sees the old record, cut after
+         * its digits, or the new one; never truncated to where its block
+         * would go (a size of 0). */
+        if ((off_t) n < st.st_size && ftruncate(fd, (off_t) n) < 0)
+                return error_sys(err, -errno, POD_APP_STATUS_DIR "/%s: writing", file);
+        ssize_t w = pwrite(fd, text, n, 0);
+        if (w != (ssize_t) n)
+                return error_sys(err, w < 0 ? -errno : -EIO, POD_APP_STATUS_DIR "/%s: writing", file);
+        if (fdatasync(fd) < 0)
+                return error_sys(err, -errno, POD_APP_STATUS_DIR "/%s: writing", file);
         return 0;
 }
 
@@ -58,7 +139,7 @@ static const char *parse_number(const char *s, long min, long max, char sep, lon
 }
 
 int pod_app_exit_read_at(int status_fd, const char *name, PodAppExit *ret) {
-        char buf[32];
+        char buf[POD_APP_RECORD_SIZE + 1];
         uint64_t usec;
         long v;
         int r = read_record_at(status_fd, name, buf, &usec);
@@ -74,7 +155,7 @@ int pod_app_exit_read_at(int status_fd, const char *name, PodAppExit *ret) {
 }
 
 int pod_app_restarts_read_at(int status_fd, const char *name, PodAppExit *ret) {
-        char buf[32], file[128];
+        char buf[POD_APP_RECORD_SIZE + 1], file[128];
         uint64_t usec;
         long n, v;
         snprintf(file, sizeof(file), "%s" POD_APP_RESTARTS_SUFFIX, name);
@@ -97,20 +178,12 @@ const char *pod_app_health_to_string(PodAppHealth h) {
 }
 
 int pod_app_health_read_at(int status_fd, const char *name, PodAppHealthRecord *ret) {
-        char buf[64], file[128], word[16];
+        char buf[POD_APP_RECORD_SIZE + 1], file[128], word[16];
+        uint64_t usec;
         snprintf(file, sizeof(file), "%s" POD_APP_HEALTH_SUFFIX, name);
-        _cleanup_close_ int fd = openat(status_fd, file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-        if (fd < 0)
-                return -errno;
-        struct stat st;
-        if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode))
-                return -EBADMSG;
-        ssize_t n = read(fd, buf, sizeof(buf) - 1);
-        if (n < 0)
-                return -errno;
-        buf[n] = 0;
+        int r = read_record_at(status_fd, file, buf, &usec);
+        if (r < 0)
+                return r;
         unsigned failures;
         unsigned long long run;
         int end = 0;

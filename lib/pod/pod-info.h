@@ -79,6 +79,25 @@ typedef struct PodAppHealthRecord {
 /* -ENOENT: no check has finished yet; -EBADMSG: not such a record. */
 int pod_app_health_read_at(int status_fd, const char *name, PodAppHealthRecord *ret);
 
+/* Records on a full disk (sdpod-security(7)): each record of an app (NAME,
+ * NAME.restarts, NAME.health) is made by the host when the pod starts or
+ * the app is added or started (pod_app_records_reserve_at): an empty file,
+ * owned as the status directory is, with POD_APP_RECORD_SIZE bytes (one
+ * block) allocated beyond its end. The pod rewrites it in place
+ * (pod_app_record_write_at), within that block. A pod that fills the file
+ * system then does not keep another pod's reaper from recording an exit:
+ * no write of a record allocates. Readers take an empty record for none
+ * (-ENOENT): the app has not stopped. */
+#define POD_APP_RECORD_SIZE 64
+/* Makes the records app has (its exit status; its restarts with a restart
+ * policy, its health with a health check) that are not there yet; never
+ * opens one that is. */
+int pod_app_records_reserve_at(int status_fd, const PodManifest *m, const PodApp *app, Error **err);
+/* Writes text (at most POD_APP_RECORD_SIZE bytes) into the record file
+ * (NAME or NAME.SUFFIX) of status_fd: in place when it is reserved, else
+ * as a new file (which needs space); errors name the file. */
+int pod_app_record_write_at(int status_fd, const char *file, const char *text, Error **err);
+
 /* The image ids every pod refers to, in every state: image gc keeps their
  * trees, which pods use as the lower layer of their apps' roots. */
 int pod_store_image_ids(PodStore *s, char ***ret, Error **err);

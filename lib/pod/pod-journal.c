@@ -4,13 +4,18 @@
 #include <grp.h>
 #include <stdio.h>
 #include <string.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "basic/fs.h"
+#include "basic/relay.h"
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "manifest/pod-manifest.h"
@@ -35,16 +40,18 @@ static bool journal_file_name_ok(const char *name) {
  * follows symbolic links: given the directory as root, it would open
  * devices that act on an open (a watchdog), or the host's own journal. So:
  *   - only the pod's machine directory (POD/journal/MACHINE-ID, the UUID's
- *     digits), opened here without a symbolic link, and given to
- *     journalctl as /proc/self/fd/D, which the pod cannot redirect;
+ *     digits), opened here without a symbolic link;
  *   - only regular files with the names journald gives (checked here, and
  *     the only names journalctl prints), at most POD_JOURNAL_FILES_MAX;
- *   - journalctl runs as the pod's root (pod_journal_exec), so that a file
- *     the pod swaps for a link after this check reaches only what the pod
- *     may read itself. (A pod without a user namespace is the host's root,
- *     trusted code: sdpod-security(7).)
- * Files as /proc/self/fd/D/NAME, not each by an fd of its own: journalctl
- * --follow watches the directory of each path it is given. */
+ *   - journalctl sees that directory only, at JOURNAL_ROOT_DIR of a root
+ *     of its own (journal_private_root()), and runs as the pod's root: a
+ *     file the pod swaps for a link after this check (it can, between the
+ *     check and journalctl's open) leads to nothing of the host's. (A pod
+ *     without a user namespace is the host's root, trusted code:
+ *     sdpod-security(7).)
+ * Files by their path, not each by an fd of its own: journalctl --follow
+ * watches the directory of each path it is given. */
+#define JOURNAL_ROOT_DIR "/journal"
 static int journal_file_args(const Pod *p, int *ret_dirfd, char ***ret_args, Error **err) {
         char machine[UUID_STRING_MAX], rel[sizeof(POD_JOURNAL_DIR) + UUID_STRING_MAX + 1];
         size_t k = 0;
@@ -77,7 +84,7 @@ static int journal_file_args(const Pod *p, int *ret_dirfd, char ***ret_args, Err
                         return error_set(err, -E2BIG, "pod %s: more than %d journal files in %s/", p->uuid,
                                          POD_JOURNAL_FILES_MAX, rel);
                 _cleanup_free_ char *a = NULL;
-                if (asprintf(&a, "--file=/proc/self/fd/%d/%s", dfd, de->d_name) < 0 || strv_push(&args, a) < 0)
+                if (asprintf(&a, "--file=" JOURNAL_ROOT_DIR "/%s", de->d_name) < 0 || strv_push(&args, a) < 0)
                         return error_sys(err, -ENOMEM, "pod %s", p->uuid);
         }
         if (errno > 0)
@@ -90,6 +97,92 @@ static int journal_file_args(const Pod *p, int *ret_dirfd, char ***ret_args, Err
         return 0;
 }
 
+/* A detached copy of the mount of path (and of those below it, when
+ * recursive) with attrs (MOUNT_ATTR_*) set on each; an fd, or -errno. */
+static int clone_tree(int dirfd, const char *path, bool recursive, uint64_t attrs) {
+        int fd = open_tree(dirfd, path, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0));
+        struct mount_attr attr = { .attr_set = attrs, .propagation = MS_PRIVATE };
+        if (fd >= 0 && mount_setattr(fd, "", AT_EMPTY_PATH | (recursive ? AT_RECURSIVE : 0), &attr, sizeof(attr)) < 0) {
+                int r = -errno;
+                close(fd);
+                return r;
+        }
+        return fd < 0 ? -errno : fd;
+}
+
+static int clone_mount(int dirfd, const char *path, bool recursive, uint64_t attrs, const char *target) {
+        _cleanup_close_ int fd = clone_tree(dirfd, path, recursive, attrs);
+        if (fd < 0)
+                return fd;
+        return move_mount(fd, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH) < 0 ? -errno : 0;
+}
+
+/* journalctl's root: a mount namespace of its own whose root is an empty
+ * tmpfs with the host's /usr (and /bin, /lib... as the host has them:
+ * links into /usr, or copies of their mounts) read-only and nosuid, the
+ * zone of /etc/localtime, and the pod's journal directory (dirfd) at
+ * JOURNAL_ROOT_DIR, read-only, nosuid, nodev, noexec. Nothing else of the
+ * host: a link the pod plants resolves in this root, where no host file
+ * but the distribution's /usr is. */
+static int journal_private_root(int dirfd) {
+        static const char *const usr_links[] = { "bin", "sbin", "lib", "lib32", "lib64", "libx32" };
+        const uint64_t ro = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+        const char *root = "/tmp"; /* any directory: covered in this namespace only */
+        char path[PATH_MAX], target[PATH_MAX];
+        /* Cloned here: the directory's mount is one of the namespace we
+         * leave, which open_tree() can copy from no longer. */
+        _cleanup_close_ int journal = clone_tree(dirfd, "", false, ro | MOUNT_ATTR_NOEXEC);
+        if (journal < 0)
+                return journal;
+        if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
+            mount("sdpod-journal", root, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=64k") < 0)
+                return -errno;
+        int r = 0;
+        if (mkdir("/tmp/usr", 0755) < 0 || mkdir("/tmp" JOURNAL_ROOT_DIR, 0755) < 0 || mkdir("/tmp/etc", 0755) < 0 ||
+            mkdir("/tmp/.old", 0700) < 0 || mkdir("/tmp/proc", 0555) < 0)
+                return -errno;
+        /* journalctl --follow watches /proc/self/fd/N, the directory it
+         * opened: without a /proc it never sees a new entry. A procfs of
+         * its own that shows no process but its own user's (the pod's
+         * root, which journalctl becomes). */
+        if (mount("proc", "/tmp/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, "hidepid=invisible,subset=pid") < 0)
+                return -errno;
+        if ((r = clone_mount(AT_FDCWD, "/usr", true, ro, "/tmp/usr")) < 0)
+                return r;
+        if (move_mount(journal, "", AT_FDCWD, "/tmp" JOURNAL_ROOT_DIR, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                return -errno;
+        for (size_t i = 0; i < ELEMENTSOF(usr_links); i++) {
+                struct stat st;
+                snprintf(path, sizeof(path), "/%s", usr_links[i]);
+                snprintf(target, sizeof(target), "%s/%s", root, usr_links[i]);
+                if (lstat(path, &st) < 0)
+                        continue;
+                if (S_ISLNK(st.st_mode)) {
+                        char link[PATH_MAX];
+                        ssize_t n = readlink(path, link, sizeof(link) - 1);
+                        if (n < 0)
+                                return -errno;
+                        link[n] = 0;
+                        if (symlink(link, target) < 0)
+                                return -errno;
+                } else if (S_ISDIR(st.st_mode) &&
+                           (mkdir(target, 0755) < 0 || (r = clone_mount(AT_FDCWD, path, true, ro, target)) < 0))
+                        return r < 0 ? r : -errno;
+        }
+        /* The host's time zone, as a link into its /usr (a copy would do as
+         * well; a zone that is a file of its own stays UTC). */
+        ssize_t n = readlink("/etc/localtime", path, sizeof(path) - 1);
+        if (n > 0) {
+                path[n] = 0;
+                (void) symlink(path, "/tmp/etc/localtime");
+        }
+        if (syscall(SYS_pivot_root, root, "/tmp/.old") < 0 || chdir("/") < 0 || umount2("/.old", MNT_DETACH) < 0 ||
+            rmdir("/.old") < 0)
+                return -errno;
+        /* The root itself: nothing to write there either. */
+        return mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ? -errno : 0;
+}
+
 /* Becomes the pod's root (uid and gid base), without capabilities or a
  * way back to them; /proc/self stays ours to read (dumpable). */
 static int become(uid_t base) {
@@ -99,7 +192,24 @@ static int become(uid_t base) {
         return 0;
 }
 
-int pod_journal_exec(const PodStore *ps, const Pod *p, const char *app, char **args, Error **err) {
+/* journalctl's command line and what it runs with. */
+typedef struct JournalCmd {
+        char **argv;            /* its strings in file_args, unit and the caller's args */
+        char **file_args;
+        char *unit;
+        int dirfd;
+        PodUserns userns;
+} JournalCmd;
+
+static void journal_cmd_done(JournalCmd *c) {
+        free(c->argv);
+        strv_free(c->file_args);
+        free(c->unit);
+        if (c->dirfd >= 0)
+                close(c->dirfd);
+}
+
+static int journal_cmd_prepare(const Pod *p, const char *app, char **args, JournalCmd *c, Error **err) {
         if (faccessat(p->fd, POD_JOURNAL_DIR, F_OK, AT_SYMLINK_NOFOLLOW) < 0)
                 return errno == ENOENT ? error_set(err, -ENOENT, "pod %s has no journal: it has not run (it is %s)",
                                                    p->uuid, pod_state_to_string(p->state))
@@ -107,42 +217,171 @@ int pod_journal_exec(const PodStore *ps, const Pod *p, const char *app, char **a
         _cleanup_pod_manifest_ PodManifest *m = NULL;
         if (pod_manifest_read_at(p->fd, "pod", "pod manifest", &m, err) < 0)
                 return error_prefix(err, "pod %s", p->uuid);
-        PodUserns u;
-        if (pod_userns_from_manifest(m, &u, err) < 0)
+        if (pod_userns_from_manifest(m, &c->userns, err) < 0)
                 return error_prefix(err, "pod %s", p->uuid);
-        _cleanup_free_ char *unit = NULL;
         if (app) {
                 if (!pod_manifest_find_app(m, app))
                         return error_set(err, -ENOENT, "pod %s has no app \"%s\"", p->uuid, app);
-                if (asprintf(&unit, "--unit=" APP_UNIT_FORMAT, app) < 0)
+                if (asprintf(&c->unit, "--unit=" APP_UNIT_FORMAT, app) < 0)
                         return error_sys(err, -ENOMEM, "pod %s", p->uuid);
         }
-        _cleanup_close_ int dirfd = -1;
-        _cleanup_strv_free_ char **file_args = NULL;
-        int r = journal_file_args(p, &dirfd, &file_args, err);
+        int r = journal_file_args(p, &c->dirfd, &c->file_args, err);
         if (r < 0)
                 return r;
-        size_t n = strv_length(args), n_files = strv_length(file_args);
-        _cleanup_free_ char **argv = calloc(n + n_files + 4, sizeof(char *));
-        if (!argv)
+        size_t n = strv_length(args), n_files = strv_length(c->file_args);
+        if (!(c->argv = calloc(n + n_files + 4, sizeof(char *))))
                 return error_sys(err, -ENOMEM, "pod %s", p->uuid);
         size_t k = 0;
-        argv[k++] = "journalctl";
+        c->argv[k++] = "journalctl";
         for (size_t i = 0; i < n_files; i++)
-                argv[k++] = file_args[i];
-        if (unit)
-                argv[k++] = unit;
+                c->argv[k++] = c->file_args[i];
+        if (c->unit)
+                c->argv[k++] = c->unit;
         for (size_t i = 0; i < n; i++)
-                argv[k++] = args[i];
-        if (fcntl(dirfd, F_SETFD, 0) < 0)
-                return error_sys(err, -errno, "pod %s: journal", p->uuid);
-        if (u.enabled && (r = become(pod_userns_root(&u))) < 0)
+                c->argv[k++] = args[i];
+        return 0;
+}
+
+/* Only returns on failure. */
+static int journal_cmd_exec(const Pod *p, JournalCmd *c, Error **err) {
+        int r = journal_private_root(c->dirfd);
+        if (r < 0)
+                return error_sys(err, r, "pod %s: cannot make a root of its own for journalctl", p->uuid);
+        if (c->userns.enabled && (r = become(pod_userns_root(&c->userns))) < 0)
                 return error_sys(err, r, "pod %s: cannot become its root (%u) to read its journal", p->uuid,
-                                 (unsigned) pod_userns_root(&u));
-        (void) ps;
+                                 (unsigned) pod_userns_root(&c->userns));
+        /* After become(), which clears it: journalctl --follow ends with
+         * the sdpod that reads it. */
+        if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0)
+                return error_sys(err, -errno, "pod %s: journalctl", p->uuid);
         fflush(NULL);
-        execvp("journalctl", argv);
+        execvp("journalctl", c->argv);
         return error_sys(err, -errno, "pod %s: cannot execute journalctl (apt-get install systemd)", p->uuid);
+}
+
+int pod_journal_exec(const PodStore *ps, const Pod *p, const char *app, char **args, Error **err) {
+        _cleanup_(journal_cmd_done) JournalCmd c = { .dirfd = -1 };
+        (void) ps;
+        int r = journal_cmd_prepare(p, app, args, &c, err);
+        return r < 0 ? r : journal_cmd_exec(p, &c, err);
+}
+
+/* The value of journalctl's -o/--output in args, or NULL. */
+static const char *output_mode(char **args) {
+        const char *mode = NULL;
+        for (char **a = args; a && *a; a++) {
+                if (streq(*a, "--"))
+                        break;
+                if ((streq(*a, "-o") || streq(*a, "--output")) && a[1])
+                        mode = *++a;
+                else if (startswith(*a, "--output="))
+                        mode = *a + strlen("--output=");
+                else if (startswith(*a, "-o") && (*a)[2])
+                        mode = *a + 2;
+        }
+        return mode;
+}
+
+static bool has_arg(char **args, const char *a1, const char *a2) {
+        for (char **a = args; a && *a && !streq(*a, "--"); a++)
+                if (streq(*a, a1) || (a2 && streq(*a, a2)))
+                        return true;
+        return false;
+}
+
+/* The operator's pager, as journalctl picks it; NULL for none. */
+static const char *pager_command(void) {
+        const char *p = getenv("SYSTEMD_PAGER");
+        if (!p)
+                p = getenv("PAGER");
+        if (!p)
+                p = "less";
+        return *p && !streq(p, "cat") ? p : NULL;
+}
+
+static pid_t pager_start(const char *command, int *ret_fd) {
+        int pfd[2];
+        if (pipe2(pfd, O_CLOEXEC) < 0)
+                return -errno;
+        pid_t pid = fork();
+        if (pid < 0) {
+                int r = -errno;
+                close(pfd[0]);
+                close(pfd[1]);
+                return r;
+        }
+        if (pid == 0) {
+                if (dup2(pfd[0], STDIN_FILENO) < 0)
+                        _exit(127);
+                /* As journalctl's own: quit at the end of a short text,
+                 * keep the screen, leave colours alone. */
+                (void) setenv("LESS", "FRSXMK", 0);
+                execl("/bin/sh", "sh", "-c", command, NULL);
+                _exit(127);
+        }
+        close(pfd[0]);
+        *ret_fd = pfd[1];
+        return pid;
+}
+
+int pod_journal_show(const PodStore *ps, const Pod *p, const char *app, char **args, bool raw, Error **err) {
+        _cleanup_(journal_cmd_done) JournalCmd c = { .dirfd = -1 };
+        (void) ps;
+        int r = journal_cmd_prepare(p, app, args, &c, err);
+        if (r < 0)
+                return r;
+        /* Machine formats stay as they are: JSON escapes control
+         * characters itself, export is binary for another program. */
+        const char *mode = output_mode(args);
+        if (mode && (startswith(mode, "json") || streq(mode, "export")))
+                raw = true;
+        int pipefd[2];
+        if (pipe2(pipefd, O_CLOEXEC) < 0)
+                return error_sys(err, -errno, "pod %s: pipe", p->uuid);
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0) {
+                r = -errno;
+                close(pipefd[0]);
+                close(pipefd[1]);
+                return error_sys(err, r, "pod %s: cannot fork journalctl", p->uuid);
+        }
+        if (pid == 0) {
+                Error *e = NULL;
+                if (dup2(pipefd[1], STDOUT_FILENO) < 0)
+                        _exit(1);
+                journal_cmd_exec(p, &c, &e);
+                fprintf(stderr, "sdpod journal: %s\n", e ? e->msg : "journalctl failed");
+                _exit(1);
+        }
+        close(pipefd[1]);
+        /* journalctl writes to a pipe (no pager, no colours of its own);
+         * the pager, when there is one, is ours, in the host's namespace,
+         * and shows what the filter let through. */
+        _cleanup_close_ int in = pipefd[0];
+        int out = STDOUT_FILENO, pager_fd = -1;
+        pid_t pager = 0;
+        const char *pc = pager_command();
+        if (pc && isatty(STDOUT_FILENO) && !has_arg(args, "--no-pager", NULL) && !has_arg(args, "--follow", "-f") &&
+            (pager = pager_start(pc, &pager_fd)) > 0) {
+                out = pager_fd;
+                (void) signal(SIGINT, SIG_IGN); /* Ctrl-C ends journalctl, and the pager's K */
+        }
+        struct sigaction ign = { .sa_handler = SIG_IGN }, old;
+        sigaction(SIGPIPE, &ign, &old);
+        (void) printable_copy(in, out, raw); /* a reader gone (a pager quit) ends the copy */
+        sigaction(SIGPIPE, &old, NULL);
+        close(TAKE_FD(in)); /* journalctl gets EPIPE if it had more */
+        if (pager_fd >= 0)
+                close(pager_fd);
+        int st = 0;
+        while (waitpid(pid, &st, 0) < 0)
+                if (errno != EINTR)
+                        return error_sys(err, -errno, "pod %s: journalctl", p->uuid);
+        if (pager > 0)
+                while (waitpid(pager, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 /* Midnight (local time) of the day of t, days_back days before. */

@@ -19,6 +19,14 @@
  * pod's apps. */
 int pod_journal_exec(const PodStore *ps, const Pod *p, const char *app, char **args, Error **err);
 
+/* sdpod journal: pod_journal_exec() in a child, its output copied to
+ * standard output (or to the operator's pager, $SYSTEMD_PAGER, $PAGER or
+ * less, when that is a terminal and args have no --no-pager or --follow)
+ * escaped as text_escape() shows it, unless raw or the output mode is
+ * json* or export. journalctl's exit status, or a negative errno with err
+ * set when it could not be started. */
+int pod_journal_show(const PodStore *ps, const Pod *p, const char *app, char **args, bool raw, Error **err);
+
 /* The time of sdpod journal --since=TIME, in realtime usec, now being now_usec:
  * "2026-11-25 10:00[:00]" or "2026-11-25" (local time, as journalctl reads
  * it), RFC 3339 in UTC ("2026-11-25T10:00:00Z"), "today", "yesterday",

@@ -27,7 +27,7 @@ void pod_liveness_init(PodLiveness *l, uint64_t pod_usec) {
          * wedged pod. */
         uint64_t t = host && pod_usec ? min_u64(host, pod_usec) : host ?: pod_usec;
         l->interval_usec = t / 4 ?: 1;
-        l->next_usec = monotonic_usec();
+        l->next_usec = l->started_usec = monotonic_usec();
 }
 
 /* Closed without a flush: a wedged pod would keep a flush waiting (sd-bus
@@ -87,7 +87,12 @@ static bool ping(PodLiveness *l, pid_t nspawn) {
         if (!l->bus) {
                 pid_t leader = pod_first_child(nspawn);
                 Error *ignored = NULL;
-                if (leader <= 0 || pod_bus_open(leader, &l->bus, &ignored) < 0) {
+                /* Within the ping's own bound: the supervisor handles
+                 * signals and nspawn's end between pings, and a pod whose
+                 * socket takes no connection (a full backlog it planted)
+                 * is a pod that does not answer. */
+                if (leader <= 0 ||
+                    pod_bus_open_within(leader, min_u64(l->interval_usec, PING_TIMEOUT_MAX_USEC), &l->bus, &ignored) < 0) {
                         error_free(ignored);
                         return false;
                 }
@@ -107,10 +112,16 @@ int pod_liveness_check(PodLiveness *l, pid_t nspawn) {
         l->next_usec = now + l->interval_usec;
         if (answered)
                 l->answered_usec = now;
-        /* Booting (no answer yet), or answered: the service is alive. */
-        if (l->host_usec && (answered || !l->answered_usec))
+        /* Booting (no answer yet), or answered: the service is alive.
+         * Booting ends after POD_LIVENESS_BOOT_MAX_USEC all the same: a
+         * pod that planted a socket its pings never get through (a full
+         * backlog at /run/systemd/private) before its first answer would
+         * otherwise keep both watchdogs quiet for ever. */
+        bool booting = !l->answered_usec && now - l->started_usec < POD_LIVENESS_BOOT_MAX_USEC;
+        if (l->host_usec && (answered || booting))
                 (void) sd_notify(false, "WATCHDOG=1");
-        if (l->pod_usec && l->answered_usec && now - l->answered_usec >= l->pod_usec)
+        if (l->pod_usec && !answered && !booting &&
+            (!l->answered_usec || now - l->answered_usec >= l->pod_usec))
                 return -ETIMEDOUT;
         return 0;
 }

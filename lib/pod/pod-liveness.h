@@ -15,8 +15,10 @@
  *     --pod-watchdog), kills the pod when it has not answered for that
  *     long, foreground, detached and under a service alike.
  *
- * Until the pod has answered once it is booting: nspawn bounds that, and
- * the service's own WATCHDOG=1 is sent meanwhile. A hostile pod can answer
+ * Until the pod has answered once it is booting, for at most
+ * POD_LIVENESS_BOOT_MAX_USEC: the service's own WATCHDOG=1 is sent
+ * meanwhile, and the pod's watchdog waits; a pod that has never answered
+ * after that is not alive (its socket may be one it planted). A hostile pod can answer
  * while wedged; it only keeps itself alive, which it could anyway. */
 
 #include <stdbool.h>
@@ -24,12 +26,15 @@
 #include <sys/types.h>
 #include <systemd/sd-bus.h>
 
+#define POD_LIVENESS_BOOT_MAX_USEC (90 * 1000000ULL)
+
 typedef struct PodLiveness {
         uint64_t host_usec;     /* the service manager's watchdog timeout; 0: none */
         uint64_t pod_usec;      /* the pod's own (sdpod/watchdog); 0: none */
         uint64_t interval_usec; /* between pings */
         uint64_t next_usec;     /* monotonic: the next ping */
         uint64_t answered_usec; /* monotonic: the last answer; 0: none yet */
+        uint64_t started_usec;  /* monotonic: when supervision began */
         sd_bus *bus;            /* to the pod's systemd, once connected */
 } PodLiveness;
 

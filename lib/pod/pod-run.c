@@ -14,6 +14,7 @@
 #include "basic/digest.h"
 #include "basic/fs.h"
 #include "basic/mount-util.h"
+#include "basic/relay.h"
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "config.h"
@@ -188,6 +189,19 @@ static int bind_pod_dir(const RunContext *c, const char *dir, const char *in_pod
         return mount_bind(source, target, flags, err);
 }
 
+/* Each app's records, before the pod can fill the disk (pod-info.h). */
+static int reserve_app_records(const RunContext *c, Error **err) {
+        _cleanup_close_ int fd = open_beneath_no_symlinks(c->pod_fd, POD_APP_STATUS_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+        if (fd < 0)
+                return error_sys(err, fd, POD_APP_STATUS_DIR);
+        for (size_t i = 0; i < c->manifest->n_apps; i++) {
+                int r = pod_app_records_reserve_at(fd, c->manifest, &c->manifest->apps[i], err);
+                if (r < 0)
+                        return error_prefix(err, "app %s", c->manifest->apps[i].name);
+        }
+        return 0;
+}
+
 /* What the pod sees of its directory (sdpod-stage1(7), sdpod-security(7)):
  *
  *   /sdpod                  the pod directory, read-only: its manifest at
@@ -210,6 +224,7 @@ static int mount_pod_dir(const RunContext *c, int rootfs_fd, Error **err) {
                 return error_sys(err, -errno, "cannot make the pod directory reachable");
         int r;
         if ((r = make_pod_owned_dir(c, POD_APP_STATUS_DIR, 0755, 0, 0, err)) < 0 ||
+            (r = reserve_app_records(c, err)) < 0 ||
             (r = make_pod_owned_dir(c, POD_JOURNAL_DIR, 0755, 0, 0, err)) < 0 ||
             (r = bind_pod_dir(c, POD_JOURNAL_DIR, "var/log/journal", false, err)) < 0)
                 return r;
@@ -259,6 +274,34 @@ static int mount_pod(const RunContext *c, Error **err) {
         return mount_pod_dir(c, rootfs_fd, err);
 }
 
+/* The run entrypoint's namespace (nspawn's outside the pod) holds what it
+ * needs of the host's mounts only: the pod's are made (its volumes bound
+ * in), and nspawn, the CNI plugins and the supervisor need the system's
+ * directories, the API file systems and the data directory. On a host whose
+ * mounts are private (no systemd) nothing propagates into a slave: every
+ * other host mount was pinned for the pod's life, its unmount on the host
+ * ending nothing. */
+static int detach_unneeded_mounts(const char *data, Error **err) {
+        _cleanup_strv_free_ char **keep = NULL;
+        static const char *const system_dirs[] = { "/usr", "/etc", "/opt", "/var/lib", "/proc", "/sys", "/dev", "/run" };
+        for (size_t i = 0; i < ELEMENTSOF(system_dirs); i++)
+                if (strv_push(&keep, system_dirs[i]) < 0)
+                        return error_sys(err, -ENOMEM, "mounts");
+        if (strv_push(&keep, data) < 0)
+                return error_sys(err, -ENOMEM, "mounts");
+        /* The plugins' directories ($SDPOD_CNI_PATH), which DEL needs after
+         * the pod has exited. */
+        const char *cni = getenv("SDPOD_CNI_PATH");
+        for (const char *d = cni; d && *d;) {
+                size_t n = strcspn(d, ":");
+                _cleanup_free_ char *dir = strndup(d, n);
+                if (!dir || (dir[0] == '/' && strv_push(&keep, dir) < 0))
+                        return error_sys(err, -ENOMEM, "mounts");
+                d += n + (d[n] == ':');
+        }
+        return mount_namespace_detach_unneeded(keep, err);
+}
+
 /* "sdpod-UUID", or the pod's --name. */
 /* Whether an app of the pod runs on its console (sdpod run -t) and the
  * console can be the caller's terminal: nspawn then relays typed keys to
@@ -284,6 +327,11 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         char pod[PATH_MAX];
         if (!getcwd(pod, sizeof(pod)))
                 return error_sys(err, -errno, "pod %s: cannot tell the pod directory", uuid);
+        /* The operator's mount namespace, where gc finds the pod's kept
+         * network namespace (netns.h) after we are gone. */
+        _cleanup_close_ int host_mnt_fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
+        if (host_mnt_fd < 0)
+                return error_sys(err, -errno, "pod %s: /proc/self/ns/mnt", uuid);
         int r = enter_private_mount_namespace(err);
         if (r < 0)
                 return error_prefix(err, "pod %s", uuid);
@@ -304,6 +352,11 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         if (c.userns.enabled && userns_fd < 0)
                 return error_prefix(err, "pod %s", uuid);
         c.userns_fd = userns_fd;
+        /* The range stays the machine's while the pod runs: nspawn's own
+         * picks see it locked (pod-userns.h). Open until we exit. */
+        int userns_hold = pod_userns_hold(c.data, uuid, &c.userns, err);
+        if (c.userns.enabled && userns_hold < 0)
+                return error_prefix(err, "pod %s", uuid);
         if ((r = mount_pod(&c, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
         crash_point(CRASH_RUN_MOUNTED);
@@ -312,9 +365,14 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         nspawn_host_detect(&host);
         bool interactive = console_interactive(m);
         /* Without a host systemd, the pod gets a cgroup of its own, which
-         * nspawn hands to its user namespace; under one, its scope or
-         * pod@.service's delegated cgroup. */
-        if (!host.systemd && (r = pod_cgroup_enter(uuid, err)) < 0)
+         * nspawn hands to its user namespace, and cgroups it is not handed:
+         * its device rule, its task limit (pod-cgroup.h). Under one, its
+         * unit's: pod@.service's (set on it here), or nspawn's scope's
+         * (below; the scope is DevicePolicy=closed already). */
+        _cleanup_(pod_cgroup_limits_done) PodCgroupLimits limits = {};
+        if ((r = pod_cgroup_limits_from_manifest(m, &limits, err)) < 0 ||
+            (!host.systemd && (r = pod_cgroup_enter(uuid, &limits, err)) < 0) ||
+            (host.systemd && host.keep_unit && (r = pod_unit_set_limits(uuid, &limits, err)) < 0))
                 return error_prefix(err, "pod %s", uuid);
         _cleanup_free_ char *machine = machine_name(m, uuid);
         _cleanup_(pod_net_done) PodNet net = {};
@@ -325,12 +383,16 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 return error_prefix(err, "pod %s", uuid);
         _cleanup_(pod_net_release) PodNetSetup ns = {
                 .uuid = uuid, .pod = pod, .pod_fd = pod_fd, .manifest = m, .net = &net,
-                .hostname = net.hostname ?: machine,
+                .hostname = net.hostname ?: machine, .host_mnt_fd = host_mnt_fd,
         };
         if ((r = pod_net_prepare(&ns, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
         if (ns.netns)
                 crash_point(CRASH_RUN_NETNS);
+        /* Once the network is made: a namespace to join (--net=ns:PATH,
+         * the CRI's under containerd's state directory) may be anywhere. */
+        if ((r = detach_unneeded_mounts(c.data, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
         _cleanup_free_ char *dir = NULL, *machine_arg = NULL, *uuid_arg = NULL, *users_arg = NULL;
         if ((net.hostname && asprintf(&hostname_arg, "--hostname=%s", net.hostname) < 0) ||
             asprintf(&dir, "--directory=%s/stage1/rootfs", pod) < 0 ||
@@ -345,6 +407,8 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 users_arg,
                 /* The overlays' ownership is set up already: never chown. */
                 "--private-users-ownership=off",
+                /* nspawn 252's filter lacks Landlock: each app's domain. */
+                "--system-call-filter=" APP_DOMAIN_SYSCALLS,
                 host.register_machine ? "--register=yes" : "--register=no",
                 host.keep_unit ? "--keep-unit" : NULL,
                 NULL, NULL, NULL,
@@ -357,6 +421,12 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 argv[k++] = ns.nspawn_option;
         if (hostname_arg)
                 argv[k++] = hostname_arg;
+        /* In the scope nspawn has machined make: the pod's task limit and
+         * device volumes as the scope's properties (pod-cgroup.h). */
+        _cleanup_strv_free_ char **nspawn_argv = strv_copy(argv);
+        if (!nspawn_argv || (host.systemd && !host.keep_unit && host.register_machine &&
+                             pod_scope_properties(&limits, &nspawn_argv) < 0))
+                return error_sys(err, -ENOMEM, "pod %s", uuid);
 
         /* nspawn as a child, the network released and what it may leave
          * of the pod halted when it exits (pod-supervise.h). */
@@ -365,8 +435,30 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         if (watchdog && parse_duration(watchdog, &watchdog_usec) < 0)
                 return error_set(err, -EINVAL, "pod %s: annotation %s: \"%s\" is not a duration", uuid,
                                  POD_ANNOTATION_WATCHDOG, watchdog);
-        int status = pod_supervise(pod_fd, lock_fd, ns.netns, SYSTEMD_NSPAWN, argv, watchdog_usec, interactive,
+        /* What the pod's console shows (its apps' output) reaches the
+         * caller's terminal escaped: a pod must not drive it (OSC 52 writes
+         * the clipboard). An interactive console is the user's terminal,
+         * as they asked (sdpod(1), TERMINALS). */
+        int console = -1, console_saved = -1, console_done = -1;
+        if (!interactive && fcntl(STDOUT_FILENO, F_GETFD) >= 0) { /* without one, nothing to show */
+                if ((console_saved = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3)) < 0 ||
+                    (console = printable_filter_start(STDOUT_FILENO, &console_done)) < 0 ||
+                    dup2(console, STDOUT_FILENO) < 0)
+                        return error_sys(err, console < 0 && console_saved >= 0 ? console : -errno,
+                                         "pod %s: cannot relay its console", uuid);
+                close(console);
+        }
+        int status = pod_supervise(pod_fd, lock_fd, ns.netns, SYSTEMD_NSPAWN, nspawn_argv, watchdog_usec, interactive,
                                    pod_net_attach, &ns, err);
+        if (console_saved >= 0) {
+                /* Our copy of the pipe closed, the filter is done once
+                 * nspawn's is too. */
+                fflush(stdout);
+                (void) dup2(console_saved, STDOUT_FILENO);
+                close(console_saved);
+                console = -1;
+                printable_filter_finish(&console, &console_done);
+        }
         pod_net_release(&ns);
         if (status < 0)
                 return error_prefix(err, "pod %s", uuid);

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -54,14 +55,16 @@ static uint32_t slot_of(const char *uuid) {
 /* Makes the claim file name, holding uuid, appear whole or not at all: a
  * temporary file linked into place (link(2) never replaces). 0, or -EEXIST
  * when the range is someone else's. */
-static int claim_file(int dir, const char *name, const char *uuid) {
+static int claim_file(int dir, const char *name, const char *uuid, const char *data) {
         char tmp[40];
         random_name(tmp, sizeof(tmp), ".tmp-");
         _cleanup_close_ int fd = openat(dir, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0)
                 return -errno;
-        char line[UUID_STRING_MAX + 1];
-        int n = snprintf(line, sizeof(line), "%s\n", uuid);
+        _cleanup_free_ char *line = NULL;
+        int n = asprintf(&line, "%s\n%s%s", uuid, data ?: "", data ? "\n" : "");
+        if (n < 0)
+                return -ENOMEM;
         int r = write_all(fd, line, (size_t) n);
         if (r >= 0 && fsync(fd) < 0)
                 r = -errno;
@@ -71,16 +74,55 @@ static int claim_file(int dir, const char *name, const char *uuid) {
         return r;
 }
 
+/* POD_USERNS_RUN_DIR, made when create. */
+static int open_run_claims(bool create) {
+        if (create && (mkdir("/run/sdpod", 0755) < 0 && errno != EEXIST))
+                return -errno;
+        if (create && (mkdir(POD_USERNS_RUN_DIR, 0700) < 0 && errno != EEXIST))
+                return -errno;
+        int fd = open(POD_USERNS_RUN_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+}
+
+/* Whether a container of nspawn's holds base: its lock file, locked. */
+static bool nspawn_holds(uint32_t base) {
+        char path[sizeof(NSPAWN_UID_LOCK_DIR) + 16];
+        snprintf(path, sizeof(path), NSPAWN_UID_LOCK_DIR "/%" PRIu32, base);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (fd < 0)
+                return errno != ENOENT; /* unreadable: not ours to take */
+        if (flock(fd, LOCK_SH | LOCK_NB) < 0)
+                return true;
+        return false; /* closing drops our lock */
+}
+
 int pod_userns_claim(const char *data, const char *uuid, PodManifest *m, Error **err) {
         _cleanup_close_ int dir = open_claims(data, true);
         if (dir < 0)
                 return error_sys(err, dir, "cannot open %s/%s", data, POD_USERNS_DIR);
+        _cleanup_close_ int run = open_run_claims(true);
+        if (run < 0)
+                return error_sys(err, run, "cannot open %s", POD_USERNS_RUN_DIR);
         uint32_t start = slot_of(uuid);
         for (uint32_t i = 0; i < SLOTS; i++) {
                 uint32_t base = POD_USERNS_BASE_MIN + ((start + i) % SLOTS) * POD_USERNS_SIZE;
                 char name[16], value[32];
                 snprintf(name, sizeof(name), "%" PRIu32, base);
-                int r = claim_file(dir, name, uuid);
+                /* Taken ranges are skipped without a write: with most of
+                 * them taken, a claim per slot would cost a sync each. */
+                if (faccessat(run, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 ||
+                    faccessat(dir, name, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || nspawn_holds(base))
+                        continue;
+                /* The machine's claim first: link(2) gives it to one
+                 * claimant only, whichever data directory it prepares in. */
+                int r = claim_file(run, name, uuid, data);
+                if (r == -EEXIST)
+                        continue;
+                if (r < 0)
+                        return error_sys(err, r, "cannot claim %s/%s", POD_USERNS_RUN_DIR, name);
+                r = claim_file(dir, name, uuid, NULL);
+                if (r < 0)
+                        (void) unlinkat(run, name, 0);
                 if (r == -EEXIST)
                         continue;
                 if (r < 0)
@@ -90,24 +132,23 @@ int pod_userns_claim(const char *data, const char *uuid, PodManifest *m, Error *
                 snprintf(value, sizeof(value), "%" PRIu32 ":%u", base, POD_USERNS_SIZE);
                 return pod_manifest_set_annotation(m, POD_ANNOTATION_PRIVATE_USERS, value, err);
         }
-        return error_set(err, -ENOSPC, "all %u user id ranges of %s/%s are in use: collect exited pods (sdpod gc)",
-                         SLOTS, data, POD_USERNS_DIR);
+        return error_set(err, -ENOSPC,
+                         "all %u user id ranges are in use (claims in %s/%s and %s, nspawn's locks in %s): collect "
+                         "exited pods (sdpod gc)",
+                         SLOTS, data, POD_USERNS_DIR, POD_USERNS_RUN_DIR, NSPAWN_UID_LOCK_DIR);
 }
 
 /* The UUID a claim holds, or "" when it cannot be read. */
 static void claim_owner(int dir, const char *name, char owner[static UUID_STRING_MAX]) {
         _cleanup_free_ char *data = NULL;
         owner[0] = 0;
-        if (read_file_at(dir, name, 64, &data, NULL, NULL) >= 0)
+        if (read_file_at(dir, name, PATH_MAX + 64, &data, NULL, NULL) >= 0)
                 snprintf(owner, UUID_STRING_MAX, "%.*s", (int) strcspn(data, "\n"), data);
 }
 
-void pod_userns_release(const char *data, const char *uuid, const PodUserns *u) {
-        if (!u->enabled)
-                return;
-        _cleanup_close_ int dir = open_claims(data, false);
-        char name[16], owner[UUID_STRING_MAX];
-        snprintf(name, sizeof(name), "%" PRIu32, (uint32_t) u->base);
+/* Removes claim name of dir when it is uuid's. */
+static void release_claim(int dir, const char *name, const char *uuid) {
+        char owner[UUID_STRING_MAX];
         if (dir < 0)
                 return;
         claim_owner(dir, name, owner);
@@ -115,17 +156,104 @@ void pod_userns_release(const char *data, const char *uuid, const PodUserns *u) 
                 (void) unlinkat(dir, name, 0);
 }
 
+void pod_userns_release(const char *data, const char *uuid, const PodUserns *u) {
+        if (!u->enabled)
+                return;
+        _cleanup_close_ int dir = open_claims(data, false), run = open_run_claims(false);
+        char name[16];
+        snprintf(name, sizeof(name), "%" PRIu32, (uint32_t) u->base);
+        release_claim(dir, name, uuid);
+        release_claim(run, name, uuid);
+        /* The nspawn lock file its runs left (unlocked: the pod is gone),
+         * removed while locked, as nspawn removes its own. */
+        char path[sizeof(NSPAWN_UID_LOCK_DIR) + 16];
+        snprintf(path, sizeof(path), NSPAWN_UID_LOCK_DIR "/%s", name);
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+                (void) unlink(path);
+}
+
+int pod_userns_hold(const char *data, const char *uuid, const PodUserns *u, Error **err) {
+        if (!u->enabled)
+                return -1;
+        char name[16], path[sizeof(NSPAWN_UID_LOCK_DIR) + 16], owner[UUID_STRING_MAX];
+        snprintf(name, sizeof(name), "%" PRIu32, (uint32_t) u->base);
+        _cleanup_close_ int run = open_run_claims(true);
+        if (run < 0)
+                return error_sys(err, run, "cannot open %s", POD_USERNS_RUN_DIR);
+        int r = claim_file(run, name, uuid, data);
+        if (r < 0 && r != -EEXIST)
+                return error_sys(err, r, "cannot claim %s/%s", POD_USERNS_RUN_DIR, name);
+        claim_owner(run, name, owner);
+        if (!streq(owner, uuid))
+                return error_set(err, -EBUSY, "user id range %s:%u is in use by pod %s (%s/%s)", name,
+                                 POD_USERNS_SIZE, *owner ? owner : "(unreadable)", POD_USERNS_RUN_DIR, name);
+        /* nspawn's own lock, as nspawn takes it: a file locked while the
+         * container runs (nspawn removes its own when done; ours stays,
+         * unlocked, which nspawn takes as free). */
+        if (mkdir("/run/systemd", 0755) < 0 && errno != EEXIST)
+                return error_sys(err, -errno, "cannot make /run/systemd");
+        if (mkdir(NSPAWN_UID_LOCK_DIR, 0755) < 0 && errno != EEXIST)
+                return error_sys(err, -errno, "cannot make %s", NSPAWN_UID_LOCK_DIR);
+        snprintf(path, sizeof(path), NSPAWN_UID_LOCK_DIR "/%s", name);
+        int fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0600);
+        if (fd < 0)
+                return error_sys(err, -errno, "cannot open %s", path);
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                r = -errno;
+                close(fd);
+                return r == -EWOULDBLOCK ? error_set(err, -EBUSY, "user id range %s:%u is in use by a container of "
+                                                                  "systemd-nspawn (%s is locked)",
+                                                     name, POD_USERNS_SIZE, path)
+                                         : error_sys(err, r, "cannot lock %s", path);
+        }
+        return fd;
+}
+
+/* The data directory a machine claim names (its second line), or "". */
+static void claim_data(int dir, const char *name, char *buf, size_t size) {
+        _cleanup_free_ char *text = NULL;
+        buf[0] = 0;
+        if (read_file_at(dir, name, PATH_MAX + 64, &text, NULL, NULL) < 0)
+                return;
+        const char *l = strchr(text, '\n');
+        if (l)
+                snprintf(buf, size, "%.*s", (int) strcspn(l + 1, "\n"), l + 1);
+}
+
 int pod_userns_release_stale(const char *data, bool (*pod_exists)(const char *uuid, void *userdata), void *userdata,
                              Error **err) {
+        int released = 0;
+        /* The machine's claims of this data directory first: one is made
+         * before the directory's own, and an interrupted prepare may have
+         * left it alone. */
+        _cleanup_close_ int run = open_run_claims(false);
+        _cleanup_closedir_ DIR *rd = run >= 0 ? opendir_at(run, ".") : NULL;
+        for (struct dirent *de; rd && (de = readdir(rd));) {
+                char owner[UUID_STRING_MAX], of[PATH_MAX];
+                if (de->d_name[0] == '.')
+                        continue;
+                claim_data(dirfd(rd), de->d_name, of, sizeof(of));
+                /* Also any claim whose data directory is gone altogether
+                 * (a test's, removed without sdpod rm): its pods are. */
+                if (!streq(of, data)) {
+                        if (of[0] == '/' && access(of, F_OK) < 0 && errno == ENOENT &&
+                            unlinkat(dirfd(rd), de->d_name, 0) == 0)
+                                released++;
+                        continue;
+                }
+                claim_owner(dirfd(rd), de->d_name, owner);
+                if (uuid_is_valid(owner) && !pod_exists(owner, userdata) && unlinkat(dirfd(rd), de->d_name, 0) == 0)
+                        released++;
+        }
         _cleanup_close_ int fd = open_claims(data, false);
         if (fd == -ENOENT)
-                return 0;
+                return released;
         if (fd < 0)
                 return error_sys(err, fd, "cannot open %s/%s", data, POD_USERNS_DIR);
         _cleanup_closedir_ DIR *d = opendir_at(fd, ".");
         if (!d)
                 return error_sys(err, -errno, "%s/%s", data, POD_USERNS_DIR);
-        int released = 0;
         for (struct dirent *de; (de = readdir(d));) {
                 if (de->d_name[0] == '.')
                         continue;
@@ -138,6 +266,7 @@ int pod_userns_release_stale(const char *data, bool (*pod_exists)(const char *uu
                         continue;
                 if (unlinkat(dirfd(d), de->d_name, 0) == 0)
                         released++;
+                release_claim(run, de->d_name, owner);
         }
         return released;
 }

@@ -15,7 +15,16 @@
  * is the claim, created exclusively, holding the pod's UUID. The pod's
  * manifest records it (annotation sdpod/private-users: "BASE:65536", or
  * "no" for a pod made with --private-users=no; absent, in a manifest of an
- * older sdpod, is "no"). */
+ * older sdpod, is "no").
+ *
+ * Ranges are the machine's, not a data directory's: a claim is also made in
+ * POD_USERNS_RUN_DIR/BASE (holding the UUID and the data directory), so
+ * that pods of two data directories never share a range either, and a
+ * range whose nspawn lock (NSPAWN_UID_LOCK_DIR/BASE, which nspawn's own -U
+ * pick holds locked while its container runs) is held is skipped. While a
+ * pod runs, its run entrypoint holds that same lock (pod_userns_hold()),
+ * so that nspawn's picks skip its range, and re-makes the machine claim,
+ * which /run loses at a reboot. */
 
 #include <stdbool.h>
 #include <sys/types.h>
@@ -30,6 +39,8 @@
 #define POD_USERNS_BASE_MIN 0x00080000U
 #define POD_USERNS_BASE_MAX 0x6FFF0000U
 #define POD_USERNS_DIR "private-users"
+#define POD_USERNS_RUN_DIR "/run/sdpod/private-users"
+#define NSPAWN_UID_LOCK_DIR "/run/systemd/nspawn-uid"
 
 typedef struct PodUserns {
         bool enabled;
@@ -49,6 +60,13 @@ void pod_userns_release(const char *data, const char *uuid, const PodUserns *u);
  * delete), as pod_exists tells. Returns how many. */
 int pod_userns_release_stale(const char *data, bool (*pod_exists)(const char *uuid, void *userdata), void *userdata,
                              Error **err);
+
+/* For the run entrypoint of pod uuid: the machine claim of its range made
+ * again if /run lost it (-EBUSY when another pod has it), and nspawn's lock
+ * of the range taken (-EBUSY when a container of nspawn's own holds it).
+ * Returns the lock's fd, to keep open while the pod runs; -1 without a
+ * user namespace. */
+int pod_userns_hold(const char *data, const char *uuid, const PodUserns *u, Error **err);
 
 /* The owner on the host of what is root's in the pod: base, or 0. */
 static inline uid_t pod_userns_root(const PodUserns *u) {

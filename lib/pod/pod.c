@@ -15,6 +15,7 @@
 #include "basic/time-util.h"
 #include "basic/warn.h"
 #include "manifest/pod-manifest.h"
+#include "pod/pod-cgroup.h"
 #include "pod/pod-userns.h"
 #include "pod/pod.h"
 #include "pod/stage1.h"
@@ -585,10 +586,25 @@ static int pod_destroy(PodStore *s, Pod *p, Error **err) {
                         *err = TAKE_PTR(gc_err);
                 error_free(gc_err);
                 return -EINTR;
-        } else if (r < 0) {
+        } else if (r < 0 && !pod_cgroup_busy(p->uuid)) {
                 warn("%s; deleting the pod anyway", gc_err->msg);
                 error_free(gc_err);
         }
+        /* Whatever the entrypoint said, never release a pod while anything
+         * of it runs: its directory, ids and address would go to the next
+         * pod. Its cgroups say, which the pod cannot leave (pod-cgroup.h);
+         * the reason stays beside it for status and the next gc. */
+        if (pod_cgroup_busy(p->uuid)) {
+                error_free(gc_err);
+                Error *ignored = NULL;
+                const char *why = "the pod still has processes in its cgroups after a kill";
+                if (write_file_atomic_at(p->fd, POD_GC_BLOCKED_FILE, why, strlen(why), 0644, &ignored) < 0)
+                        error_free(ignored);
+                return error_set(err, -EBUSY, "pod %s still has processes in its cgroups after a kill: it stays in "
+                                 "%s/ with its ids, address and directory until they are gone", p->uuid,
+                                 pod_dir_names[p->dir]);
+        }
+        (void) unlinkat(p->fd, POD_GC_BLOCKED_FILE, 0);
         crash_point(CRASH_GC_ENTRYPOINT);
         r = umount_below(path, NULL, err);
         if (r < 0)

@@ -267,8 +267,10 @@ int shim_app_kill(PodStore *ps, const char *uuid, const char *app, int sig, bool
         _cleanup_(pod_process_done) PodProcess proc = { .nspawn_pidfd = -1 };
         _cleanup_bus_ sd_bus *bus = NULL;
         int r = find_running(ps, uuid, NULL, &proc, err);
-        if (r < 0 || (r = pod_bus_open(proc.leader, &bus, err)) < 0)
+        if (r < 0)
                 return r;
+        if ((r = pod_bus_open(proc.leader, &bus, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
         char unit[128];
         snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app);
         return bus_unit_kill(bus, unit, all ? "all" : "main", sig, err);

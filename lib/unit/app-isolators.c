@@ -300,6 +300,7 @@ static int parse_seccomp(const Where *w, struct json_object *v, bool retain, App
         iso->syscalls_allowed = retain ? TAKE_PTR(set) : NULL;
         iso->syscalls_denied = retain ? NULL : TAKE_PTR(set);
         iso->syscalls_native_only = false;
+        iso->deny_vsock = false;
         return 0;
 }
 
@@ -572,6 +573,7 @@ int app_isolation_parse(const PodIsolator *isolators, size_t n, const char *fiel
                 .syscalls_denied = strv_copy((char **) APP_SYSCALLS_DEFAULT_DENIED),
                 .syscall_errno = strdup(APP_SYSCALLS_DEFAULT_ERRNO),
                 .syscalls_native_only = true,
+                .deny_vsock = true,
                 .restrict_namespaces = true,
         };
         if (!iso.syscalls_allowed || !iso.syscalls_denied || !iso.syscall_errno)

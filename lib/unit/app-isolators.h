@@ -111,6 +111,11 @@ typedef struct AppIsolation {
         char **syscalls_denied;
         char *syscall_errno;            /* "EPERM"...; NULL: the process is killed */
         bool syscalls_native_only;      /* SystemCallArchitectures=native */
+        /* RestrictAddressFamilies=~AF_VSOCK: part of the default filter, as
+         * in Docker's profile (a channel to the hypervisor and other
+         * guests that no network namespace confines); a seccomp isolator
+         * replaces it with the rest. */
+        bool deny_vsock;
         bool restrict_namespaces;       /* RestrictNamespaces=yes (an app annotation) */
         uint64_t tasks_max;             /* TasksMax=; 0: systemd's default */
         AppTmpfs *tmpfs;

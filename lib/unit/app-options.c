@@ -135,6 +135,13 @@ static int capabilities(const AppArgs *a, const char *app, bool host_root, struc
                                  "other mount of the pod is nodev), as far as the pod's device rule allows, and one "
                                  "made in a host volume is a real node on the host; to give it a device, use --device"
                                : "gives it nothing in a user namespace: the kernel refuses device nodes there");
+        /* With it, the pod's PID 1 was the app's (the stage1's root, none
+         * of an app's confinement): app-domain keeps it to its own. */
+        if (beyond & CAP_BIT(19 /* SYS_PTRACE */))
+                warn("app %s: CAP_SYS_PTRACE lets it trace its own processes, of any user, and no other app's nor the "
+                     "pod's PID 1: each app is a Landlock domain of its own; on a kernel without Landlock the app does "
+                     "not run (sdpod-security(7))",
+                     app);
         int r = 0;
         if (beyond)
                 r = add_isolator(list, "os/linux/capabilities-retain-set", capability_set(caps));

@@ -507,10 +507,20 @@ static void write_capabilities(FILE *f, uint64_t caps) {
 }
 
 /* The /proc and /sys files the best runtimes mask (Docker's, podman's),
- * beyond what ProtectKernelTunables= already hides. */
+ * beyond what ProtectKernelTunables= already hides; and the v1 cgroup
+ * controllers' trees: on a host without systemd a pod's memory, cpu...
+ * cgroup is the host's root (only pids and devices are its own), so they
+ * showed the whole host's usage and every pod's cgroup (pids/sdpod/UUID).
+ * An app needs none of them: its limits are its systemd's to apply, from
+ * the pod's namespace, and name=systemd and cgroup2 (its own subtree)
+ * stay. Those a host lacks are skipped ("-"). */
 static const char *const app_masked_paths[] = {
         "/proc/kcore", "/proc/keys", "/proc/timer_list", "/proc/sched_debug", "/proc/scsi", "/proc/acpi",
-        "/sys/firmware",
+        "/sys/firmware", "/sys/fs/cgroup/blkio", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup/cpuacct",
+        "/sys/fs/cgroup/cpu,cpuacct", "/sys/fs/cgroup/cpuset", "/sys/fs/cgroup/devices", "/sys/fs/cgroup/freezer",
+        "/sys/fs/cgroup/hugetlb", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/misc", "/sys/fs/cgroup/net_cls",
+        "/sys/fs/cgroup/net_prio", "/sys/fs/cgroup/net_cls,net_prio", "/sys/fs/cgroup/perf_event",
+        "/sys/fs/cgroup/pids", "/sys/fs/cgroup/rdma",
 };
 
 /* What no app may touch, whatever its isolators: the kernel's tunables
@@ -575,6 +585,7 @@ static void write_app_root(FILE *f, const AppUnit *u) {
                 own_run = own_run || path_is_run(u->isolation.tmpfs[i].path);
         if (!own_run)
                 fputs("TemporaryFileSystem=/run:mode=0755,nosuid,nodev\n", f);
+        fputs("BindReadOnlyPaths=" APP_DOMAIN ":" APP_DOMAIN_IN_APP "\n", f);
         /* The pod's name files, which the run entrypoint writes into the
          * pod directory (net-files.h), unless the app binds its own (the
          * CRI's, which Kubernetes' DNS policy wrote). */
@@ -647,11 +658,15 @@ static void write_app_confinement(FILE *f, const AppUnit *u) {
         if (iso->restrict_namespaces)
                 fputs("RestrictNamespaces=yes\n", f);
         write_syscall_filter(f, "SystemCallFilter=", iso->syscalls_allowed);
+        if (iso->syscalls_allowed)
+                fputs("SystemCallFilter=" APP_DOMAIN_SYSCALLS "\n", f);
         write_syscall_filter(f, "SystemCallFilter=~", iso->syscalls_denied);
         if ((iso->syscalls_allowed || iso->syscalls_denied) && iso->syscall_errno)
                 fprintf(f, "SystemCallErrorNumber=%s\n", iso->syscall_errno);
         if (iso->syscalls_native_only)
                 fputs("SystemCallArchitectures=native\n", f);
+        if (iso->deny_vsock)
+                fputs("RestrictAddressFamilies=~AF_VSOCK\n", f);
         if (iso->memory_max > 0)
                 fprintf(f, "MemoryMax=%" PRIu64 "\n", iso->memory_max);
         if (iso->cpu_millis > 0) {
@@ -685,19 +700,14 @@ static void write_app_confinement(FILE *f, const AppUnit *u) {
 }
 
 /* KEY=, then the program by its path in the root and argv, argv[0] as the
- * manifest has it (a relative name stays relative, as after execvp(3)). The
- * "@" form separates the two whenever they differ, and when the path has a
- * "$", which must not be doubled in the path but must be in argv[0]. */
+ * manifest has it (a relative name stays relative, as after execvp(3)),
+ * all arguments of APP_DOMAIN_IN_APP, which runs the program in a domain
+ * of its own (app-unit.h). */
 static void write_command(FILE *f, const char *key, const char *path, char *const *argv, int *r) {
-        fputs(key, f);
-        if (!streq(path, argv[0]) || strchr(path, '$')) {
-                fputc('@', f);
-                *r = *r ?: write_word(f, path, false);
-                fputc(' ', f);
-        }
+        fprintf(f, "%s" APP_DOMAIN_IN_APP " ", key);
+        *r = *r ?: write_word(f, path, true);
         for (char *const *a = argv; *a && *r >= 0; a++) {
-                if (a != argv)
-                        fputc(' ', f);
+                fputc(' ', f);
                 *r = write_word(f, *a, true);
         }
         fputc('\n', f);
@@ -743,14 +753,22 @@ static void write_exec_start(FILE *f, const AppUnit *u, bool journal, int *r) {
                 write_command(f, "ExecStart=", u->exec_path, app->exec, r);
                 return;
         }
-        fputs("BindReadOnlyPaths=" APP_STDIO ":" APP_STDIO_IN_APP "\nExecStart=" APP_STDIO_IN_APP " ", f);
-        /* Arguments now, the path too: "$" and "%" escaped in each. */
-        *r = *r ?: write_word(f, u->exec_path, true);
-        for (char *const *a = app->exec; *a && *r >= 0; a++) {
-                fputc(' ', f);
-                *r = write_word(f, *a, true);
+        /* app-stdio PATH ARGV...: its own arguments, each escaped as the
+         * app's ("$", "%"), and the whole started in the app's Landlock
+         * domain (write_command()), app-stdio's relay with it. */
+        size_t n = 0;
+        while (app->exec[n])
+                n++;
+        _cleanup_free_ char **argv = calloc(n + 3, sizeof(char *));
+        if (!argv) {
+                *r = *r ?: -ENOMEM;
+                return;
         }
-        fputc('\n', f);
+        argv[0] = (char *) APP_STDIO_IN_APP;
+        argv[1] = (char *) u->exec_path;
+        memcpy(argv + 2, app->exec, n * sizeof(char *));
+        fputs("BindReadOnlyPaths=" APP_STDIO ":" APP_STDIO_IN_APP "\n", f);
+        write_command(f, "ExecStart=", APP_STDIO_IN_APP, argv, r);
 }
 
 int app_unit_render(const AppUnit *u, PodGraph graph, char **ret) {

@@ -27,6 +27,18 @@
  * tmpfs, not in its image) at APP_STDIO_IN_APP. */
 #define APP_STDIO "/usr/lib/sdpod/app-stdio"
 #define APP_STDIO_IN_APP "/run/sdpod/app-stdio"
+/* Every command run in an app's root (its main process, hooks and health
+ * check, and the commands of sdpod enter and podapp exec) starts as
+ * "APP_DOMAIN_IN_APP PROGRAM ARGV0 ARG...": helpers/app-domain, the
+ * stage1's APP_DOMAIN bound read-only into the app's /dev, gives it a
+ * Landlock domain of its own, so that no app traces another app's
+ * processes or the pod's PID 1, whatever its capabilities
+ * (sdpod-security(7)). /dev: a mount every app has (MountAPIVFS=), and the
+ * pod's own tmpfs, so the mount point is made in no app's root. */
+#define APP_DOMAIN "/usr/lib/sdpod/app-domain"
+#define APP_DOMAIN_IN_APP "/dev/.sdpod-app-domain"
+/* What it calls: the filter of an app with an allow list must let them. */
+#define APP_DOMAIN_SYSCALLS "landlock_create_ruleset landlock_add_rule landlock_restrict_self"
 /* The units the generator writes for app NAME (printf formats of NAME). */
 #define APP_UNIT_FORMAT "app@%s.service"
 #define REAPER_UNIT_FORMAT "reaper@%s.service"

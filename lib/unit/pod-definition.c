@@ -80,8 +80,10 @@ static const DefinitionKey definition_keys[] = {
         { SECTION_POD, "DNSOption", KEY_OPTION, "dns-option" },
         { SECTION_POD, "Hostname", KEY_OPTION, "hostname" },
         { SECTION_POD, "HostsEntry", KEY_OPTION, "hosts-entry" },
+        { SECTION_POD, "ConntrackLimit", KEY_OPTION, "conntrack-limit" },
         { SECTION_POD, "StopTimeout", KEY_OPTION, "pod-stop-timeout" },
         { SECTION_POD, "Watchdog", KEY_OPTION, "pod-watchdog" },
+        { SECTION_POD, "PidsLimit", KEY_OPTION, "pod-pids-limit" },
 
         { SECTION_APP, "Image", KEY_IMAGE, NULL },
         { SECTION_APP, "Name", KEY_OPTION, "app" },
@@ -570,7 +572,26 @@ static int build_run_args(Parser *p, const char *name, char ***ret, Error **err)
         return 0;
 }
 
-static int render_service(Parser *p, const char *name, const char *sdpod_path, char **run_args, char **ret, Error **err) {
+/* As pod@.service's: the pod's device rule and task limit, set by the
+ * unit, which the pod cannot change (sdpod-security(7)); the limit is the
+ * definition's PidsLimit=. (A definition has no --device: a device is a
+ * DeviceAllow= of its [Service], with the node bound as a Volume=.) */
+static void render_limits(FILE *f, const PodArgs *args) {
+        fputs("DevicePolicy=closed\n", f);
+        for (const PodStandardDevice *d = pod_standard_devices; d->device_allow; d++)
+                fprintf(f, "DeviceAllow=%s\n", d->device_allow);
+        const char *limit = NULL;
+        for (size_t i = 0; i < args->n_lifecycle; i++)
+                if (streq(args->lifecycle[i].name, POD_ANNOTATION_PIDS_LIMIT))
+                        limit = args->lifecycle[i].value;
+        if (limit)
+                fprintf(f, "TasksMax=%s\n", limit);
+        else
+                fprintf(f, "TasksMax=%u\n", POD_PIDS_LIMIT_DEFAULT);
+}
+
+static int render_service(Parser *p, const char *name, const char *sdpod_path, char **run_args, const PodArgs *args,
+                          char **ret, Error **err) {
         char *buf = NULL;
         size_t size = 0;
         FILE *f = open_memstream(&buf, &size);
@@ -603,6 +624,7 @@ static int render_service(Parser *p, const char *name, const char *sdpod_path, c
         if (!p->have_timeout_stop)
                 fputs("TimeoutStopSec=30s\n", f);
         fputs("Delegate=yes\nSlice=machine.slice\n", f);
+        render_limits(f, args);
         /* As pod@.service: the run entrypoint pings the pod's systemd and
          * says WATCHDOG=1 for a pod that answers (pod-liveness.h); a
          * WatchdogSec= of [Service], below, wins. */
@@ -715,9 +737,8 @@ int pod_definition_render(const char *path, const char *text, size_t size, const
         _cleanup_strv_free_ char **run_args = NULL;
         if ((r = build_run_args(&p, pod_name, &run_args, err)) < 0)
                 return r;
-        PodArgs check = {};
+        _cleanup_(pod_args_done) PodArgs check = {};
         r = pod_args_parse((int) strv_length(run_args) - 1, run_args + 1, true, &check, err);
-        pod_args_done(&check);
         if (r < 0)
                 return r == -ENOMEM ? oom(&p, err) : (error_prefix(err, "%s", path), -EINVAL);
 
@@ -726,7 +747,7 @@ int pod_definition_render(const char *path, const char *text, size_t size, const
         _cleanup_free_ char *unit = NULL;
         if (asprintf(&unit, "%s.service", name) < 0)
                 return oom(&p, err);
-        if ((r = render_service(&p, name, sdpod_path, run_args, &content, err)) < 0)
+        if ((r = render_service(&p, name, sdpod_path, run_args, &check, &content, err)) < 0)
                 return r;
         if (add_unit_file(&u, unit, content, NULL) < 0)
                 return oom(&p, err);

@@ -30,11 +30,12 @@
 # Needs root, systemd-nspawn, a static busybox and build-stage1; exits 77
 # (skipped) without them, unless SDPOD_BOOT_MUST_WORK=1 or CI=true.
 #
-# Usage: run-boot.sh GENERATOR SOURCE_ROOT
+# Usage: run-boot.sh GENERATOR SOURCE_ROOT APP_DOMAIN
 set -uo pipefail
 
 generator=$(realpath "$1")
 src=$(realpath "$2")
+app_domain=$(realpath "$3")
 
 skip() {
         echo "SKIP: $*"
@@ -119,7 +120,7 @@ esac
 EOF
 chmod 755 "$tmp/pod-helper"
 bash "$src/stage1-rootfs/build-stage1" "$tmp/stage1" 0 "$src/stage1-rootfs/units" "$generator" \
-        "$tmp/pod-helper" /bin/true >"$tmp/build.log" 2>&1 || {
+        "$tmp/pod-helper" /bin/true "$app_domain" >"$tmp/build.log" 2>&1 || {
         cat "$tmp/build.log"
         skip "build-stage1 failed"
 }
@@ -141,10 +142,13 @@ make_pod() {
 }
 
 # boot POD_JSON APP... : runs the pod to its end; sets $rc and $pod.
+# As the run entrypoint does: the apps' app-domain makes Landlock domains.
+landlock="--system-call-filter=landlock_create_ruleset landlock_add_rule landlock_restrict_self"
+
 boot() {
         make_pod "$@"
         timeout -s KILL 60 systemd-nspawn --quiet --boot --directory="$pod" --register=no --keep-unit \
-                --console=read-only --link-journal=no >"$pod.console" 2>&1 </dev/null
+                --console=read-only --link-journal=no "$landlock" >"$pod.console" 2>&1 </dev/null
         rc=$?
 }
 
@@ -179,7 +183,7 @@ except socket.timeout:
         listener_pid=$!
         for _ in $(seq 50); do [[ -S $notify ]] && break; sleep 0.1; done
         NOTIFY_SOCKET=$notify systemd-nspawn --quiet --boot --directory="$pod" --register=no --keep-unit \
-                --notify-ready=yes --console=read-only --link-journal=no >"$pod.console" 2>&1 </dev/null &
+                --notify-ready=yes --console=read-only --link-journal=no "$landlock" >"$pod.console" 2>&1 </dev/null &
         nspawn_pid=$!
         for _ in $(seq 300); do
                 [[ -f $ready ]] || ! alive "$nspawn_pid" && break

@@ -18,12 +18,14 @@
 #
 # Then systemd-analyze verify (when there) loads every unit written, and
 # the unit of every drop-in written (default.target for UNIT.d/), with the
-# stage1 units beside them, in a scratch root made of the units, a stand-in
-# /usr/lib/sdpod/pod-helper and the union of the case's app roots. What that
-# checks: every directive parses (an unknown key, a bad Environment= name, an
-# unknown system call, a malformed ExecStart= are all reported), every unit
-# referred to exists (OnFailure= units are named to it, as it does not load
-# them), and each ExecStart=/ExecStop= program exists and is executable.
+# stage1 units beside them, in a scratch root made of the units, stand-ins
+# of /usr/lib/sdpod/pod-helper and of the apps' /dev/.sdpod-app-domain, and
+# the union of the case's app roots. What that checks: every directive
+# parses (an unknown key, a bad Environment= name, an unknown system call, a
+# malformed ExecStart= are all reported), every unit referred to exists
+# (OnFailure= units are named to it, as it does not load them), and each
+# ExecStart=/ExecStop= program exists and is executable: app-domain, whose
+# first argument is the app's program (named exactly by the golden files).
 # What it cannot check: verify ignores RootDirectory= and looks
 # for programs from the scratch root, so it does not prove which app's root
 # holds the program; the golden files do (they name the path exactly), and
@@ -132,11 +134,9 @@ verify() {
         fi
         printf '#!/bin/sh\n' >"$vroot/usr/lib/sdpod/pod-helper"
         chmod 755 "$vroot/usr/lib/sdpod/pod-helper"
-        # app-stdio, which every app's ExecStart= runs: in the pod it is
-        # bound into the app's /run (BindReadOnlyPaths=), which verify
-        # ignores.
-        mkdir -p "$vroot/run/sdpod"
-        cp "$vroot/usr/lib/sdpod/pod-helper" "$vroot/run/sdpod/app-stdio"
+        mkdir -p "$vroot/dev"
+        printf '#!/bin/sh\n' >"$vroot/dev/.sdpod-app-domain"
+        chmod 755 "$vroot/dev/.sdpod-app-domain"
         local units=() d f u
         for f in "$out"/*.service; do
                 [[ -f $f ]] && units+=("$(basename "$f")")

@@ -10,6 +10,21 @@
  *                                socket @NAME (what a launcher waits for)
  *   hostile-probe deep DIR N     makes N nested directories below DIR, far
  *                                deeper than a path can name
+ *   hostile-probe find TEXT      the PIDs of the processes whose command
+ *                                line has the word TEXT ("pids=...")
+ *   hostile-probe peek [-u UID] PID|child
+ *                                what this process (first setuid(UID), as
+ *                                root in an app can) reaches of process
+ *                                PID, or of a child of its own: ptrace
+ *                                (seize and detach), process_vm_readv,
+ *                                /proc/PID/mem for writing, /proc/PID/root,
+ *                                /proc/PID/environ ("environ=allowed:TEXT"
+ *                                with the first variable)
+ *   hostile-probe swap DIR NAME TARGET
+ *                                once something lists DIR (inotify), replaces
+ *                                DIR/NAME by a symbolic link to TARGET: the
+ *                                swap after a host tool's check, before its
+ *                                use (prints "armed" when it listens)
  *
  * and "fds=0 1 2 ..." lists the open file descriptors, which is what
  * reaches a command besides its standard ones. It changes nothing when an
@@ -29,7 +44,12 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/vm_sockets.h>
+#include <sys/inotify.h>
 #include <sys/mount.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -70,6 +90,15 @@ static long try_keyring(void) {
 
 static long try_packet(void) {
         int fd = socket(AF_PACKET, SOCK_RAW, htons(ETH_P_ALL));
+        if (fd >= 0)
+                close(fd);
+        return fd;
+}
+
+static long try_vsock(void) {
+        /* A channel to the hypervisor or to other guests, past the pod's
+         * network namespace. */
+        int fd = socket(AF_VSOCK, SOCK_STREAM, 0);
         if (fd >= 0)
                 close(fd);
         return fd;
@@ -206,6 +235,7 @@ static const struct {
         { "clock", try_clock },             { "reboot", try_reboot },
         { "syslog", try_syslog },           { "open_by_handle", try_open_by_handle },
         { "kexec", try_kexec },             { "compat_abi", try_compat_abi },
+        { "vsock", try_vsock },
 };
 
 /* Each attempt in a child of its own: one that succeeds (unshare) must
@@ -260,7 +290,140 @@ static int deep(const char *dir, long n) {
         return i == n ? 0 : 1;
 }
 
+static int find(const char *text) {
+        DIR *d = opendir("/proc");
+        struct dirent *e;
+        printf("pids=");
+        while (d && (e = readdir(d))) {
+                char path[300], buf[4096];
+                if (e->d_name[0] < '1' || e->d_name[0] > '9' || atoi(e->d_name) == getpid())
+                        continue;
+                snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+                int fd = open(path, O_RDONLY | O_CLOEXEC);
+                ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+                if (fd >= 0)
+                        close(fd);
+                for (ssize_t i = 0, w = 0; i < n; i = w + 1) {
+                        w = i + (ssize_t) strnlen(buf + i, (size_t) (n - i));
+                        if ((size_t) (w - i) == strlen(text) && memcmp(buf + i, text, (size_t) (w - i)) == 0) {
+                                printf("%s ", e->d_name);
+                                break;
+                        }
+                }
+        }
+        if (d)
+                closedir(d);
+        printf("\n");
+        return 0;
+}
+
+static void peek_at(pid_t pid) {
+        char path[64];
+        long r = ptrace(PTRACE_SEIZE, pid, 0, 0);
+        report("ptrace", r);
+        if (r >= 0)
+                ptrace(PTRACE_DETACH, pid, 0, 0);
+        char buf[16];
+        struct iovec local = { buf, sizeof(buf) }, remote = { (void *) 0x1000, sizeof(buf) };
+        r = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+        if (r < 0 && errno == EFAULT)
+                r = 0; /* let in: only the address was wrong */
+        report("vmread", r);
+        snprintf(path, sizeof(path), "/proc/%d/mem", (int) pid);
+        int fd = open(path, O_RDWR | O_CLOEXEC);
+        report("mem", fd);
+        if (fd >= 0)
+                close(fd);
+        snprintf(path, sizeof(path), "/proc/%d/root/", (int) pid);
+        DIR *d = opendir(path);
+        report("root", d ? 0 : -1);
+        if (d)
+                closedir(d);
+        snprintf(path, sizeof(path), "/proc/%d/environ", (int) pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+        if (fd >= 0)
+                close(fd);
+        if (n > 0) {
+                buf[n] = 0;
+                for (ssize_t i = 0; i < n; i++)
+                        if (buf[i] == '=' || buf[i] < ' ' || buf[i] > '~')
+                                buf[i] = buf[i] ? '_' : 0;
+                printf("environ=allowed:%s\n", buf);
+        } else
+                report("environ", fd < 0 ? -1 : n == 0 ? -1 : 0);
+        fflush(stdout);
+}
+
+static int peek(int argc, char **argv) {
+        int k = 2;
+        if (argc > 3 && strcmp(argv[2], "-u") == 0) {
+                uid_t uid = (uid_t) atoi(argv[3]);
+                if (setgid(uid) < 0 || setuid(uid) < 0) {
+                        report("setuid", -1);
+                        return 1;
+                }
+                k = 4;
+        }
+        if (k >= argc)
+                return 2;
+        if (strcmp(argv[k], "child") != 0) {
+                peek_at((pid_t) atoi(argv[k]));
+                return 0;
+        }
+        pid_t child = fork();
+        if (child == 0) {
+                pause();
+                _exit(0);
+        }
+        usleep(100000);
+        peek_at(child);
+        kill(child, SIGKILL);
+        waitpid(child, NULL, 0);
+        return 0;
+}
+
+/* The first listing of dir (an IN_ACCESS on the directory itself) is
+ * the host tool's check; 2 ms later, while it starts what it checked for,
+ * name becomes a link to target. Gives up after 30 s. */
+static int swap(const char *dir, const char *name, const char *target) {
+        char tmp[4096], path[4096];
+        snprintf(tmp, sizeof(tmp), "%s/.swap-%s", dir, name);
+        snprintf(path, sizeof(path), "%s/%s", dir, name);
+        int in = inotify_init1(IN_CLOEXEC);
+        if (in < 0 || inotify_add_watch(in, dir, IN_ACCESS | IN_ONLYDIR) < 0) {
+                printf("swap=%s\n", strerrorname_np(errno) ?: "E?");
+                return 1;
+        }
+        printf("armed\n");
+        fflush(stdout);
+        alarm(30);
+        char buf[4096];
+        for (;;) {
+                ssize_t n = read(in, buf, sizeof(buf));
+                if (n <= 0)
+                        return 1;
+                const struct inotify_event *e = (const void *) buf;
+                if (e->len == 0)
+                        break; /* the directory itself was read */
+        }
+        usleep(2000);
+        unlink(tmp);
+        if (symlink(target, tmp) < 0 || rename(tmp, path) < 0) {
+                printf("swap=%s\n", strerrorname_np(errno) ?: "E?");
+                return 1;
+        }
+        printf("swapped\n");
+        return 0;
+}
+
 int main(int argc, char **argv) {
+        if (argc == 3 && strcmp(argv[1], "find") == 0)
+                return find(argv[2]);
+        if (argc > 2 && strcmp(argv[1], "peek") == 0)
+                return peek(argc, argv);
+        if (argc == 5 && strcmp(argv[1], "swap") == 0)
+                return swap(argv[2], argv[3], argv[4]);
         if (argc > 1 && strcmp(argv[1], "notify") == 0)
                 return notify(argc - 2, argv + 2);
         if (argc == 4 && strcmp(argv[1], "deep") == 0)

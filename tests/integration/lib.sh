@@ -537,6 +537,36 @@ status_of() {
 }
 
 
+# A running pod's processes, seen from the host: its directory, the pid of
+# its systemd-nspawn (the first field of POD/pid), and the pod's PID 1
+# (nspawn's child).
+pod_dir() { echo "$DATA/pods/run/$1"; }
+nspawn_of() { cut -d' ' -f1 "$(pod_dir "$1")/pid"; }
+leader_of() { local n; n=$(nspawn_of "$1"); awk '{print $1}' "/proc/$n/task/$n/children"; }
+# as_pod_root UUID SCRIPT: SCRIPT run by the root of the pod's stage1, in
+# every namespace of the pod's PID 1, user namespace included: the
+# strongest attacker inside a pod. A busybox in the pod's /tmp runs it
+# (the stage1 has no shell); $B names it.
+as_pod_root() {
+	local l
+	l=$(leader_of "$1")
+	cp /bin/busybox "/proc/$l/root/tmp/busybox"
+	nsenter -t "$l" -a /tmp/busybox sh -c "B=/tmp/busybox; $2"
+}
+
+# import_probe_image: the image of the hostile tests, busybox with
+# hostile-probe (tests/integration/hostile-probe.c, $HOSTILE_PROBE) at
+# /bin/hostile-probe, imported as "busybox"; its tree at $IMG/rootfs.
+import_probe_image() {
+	[ -x "${HOSTILE_PROBE:-}" ] || die "HOSTILE_PROBE is not set (meson sets it)"
+	IMG="$T/img"
+	mkdir -p "$IMG"
+	img_busybox_rootfs "$IMG/rootfs"
+	install -m 0755 "$HOSTILE_PROBE" "$IMG/rootfs/bin/hostile-probe"
+	img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
+	import_ok BB --name=busybox "$IMG/oci"
+}
+
 # busybox_layout: $IMG, in $T, with a busybox root file system ($IMG/rootfs)
 # and an OCI layout of it ($IMG/oci, tag latest), for a test to import.
 busybox_layout() {
@@ -582,9 +612,16 @@ journal_has() {
 }
 
 # leak_begin: remember what leak_check compares against.
+# The host's mounts (target, type, source) but the network namespaces that
+# running pods keep in /run/sdpod/netns (netns.h): the pods of the tests
+# that run meanwhile come and go there.
+_leak_mounts_now() {
+	cut -d' ' -f5,9,10 /proc/self/mountinfo | grep -v '^/run/sdpod/netns/' | sort
+}
+
 leak_begin() {
 	_leak_mounts=$(wc -l </proc/self/mountinfo)
-	_leak_mountinfo=$(cut -d' ' -f5,9,10 /proc/self/mountinfo | sort)
+	_leak_mountinfo=$(_leak_mounts_now)
 	_leak_staging=0
 	if [ -d "$DATA/images/tmp" ]; then
 		_leak_staging=$(find "$DATA/images/tmp" -mindepth 1 -maxdepth 1 | wc -l)
@@ -599,7 +636,7 @@ leak_begin() {
 # leak_begin; a failure lists what changed (target, type, source).
 assert_mounts_unchanged() {
 	local now
-	now=$(cut -d' ' -f5,9,10 /proc/self/mountinfo | sort)
+	now=$(_leak_mounts_now)
 	if [ "$now" = "$_leak_mountinfo" ]; then
 		pass "$1"
 	else

@@ -21,9 +21,6 @@ require_tool mkfifo coreutils
 
 leak_begin
 
-pod_dir() { echo "$DATA/pods/run/$1"; }
-nspawn_of() { awk '{print $1}' "$(pod_dir "$1")/pid"; }
-leader_of() { local n; n=$(nspawn_of "$1"); awk '{print $1}' "/proc/$n/task/$n/children"; }
 app_state() { pa status "$1" --app="$2" --format=json | jq -r .state; }
 state_is() { [ "$(app_state "$1" "$2")" = "$3" ]; }
 file_has() { grep -qF -- "$2" "$1" 2>/dev/null; }
@@ -129,19 +126,28 @@ after_rm=$(tree_of "$ROOT1")
 end_readers
 
 # ---------------------------------------------------------------------------
-echo "# a pod with a user namespace: the directory is idmapped"
+echo "# a pod with a user namespace: the directory is bound as it is, never idmapped"
 # ---------------------------------------------------------------------------
 assert_exit 0 pa sandbox --keep-on-app-failure
 V=$OUT
-assert_exit 0 pa add "$V" --app=u1 --rootfs="$ROOT1" --stdout="$T/u1.txt" -- \
+# Idmapped, the pod's root was the host's root on every file of the tree
+# (issue 24): a tree of the host's root is refused, one given to the
+# pod's range is the pod's.
+assert_exit 4 pa add "$V" --app=u1 --rootfs="$ROOT1" -- /bin/true
+assert_contains "a root-owned tree is refused, saying what to do" "$ERR" "chown -R"
+VBASE=$(sd status "$V" | sed -n 's/^private-users=//p')
+VBASE=${VBASE%:65536}
+ROOTU="$T/rootu"
+cp -a "$ROOT1" "$ROOTU"
+chown -R "$VBASE:$VBASE" "$ROOTU"
+assert_exit 0 pa add "$V" --app=u1 --rootfs="$ROOTU" --stdout="$T/u1.txt" -- \
 	/bin/sh -c 'id -u; stat -c %u /bin/busybox; echo new >/owned-by-pod-root; exec sleep 1000'
 assert_exit 0 pa start "$V" --app=u1
 wait_for "the app runs as the pod's root" 10 file_has "$T/u1.txt" "0"
-check "the host's root-owned files are the pod's root's" test "$(sed -n 2p "$T/u1.txt")" = 0
-wait_for "a file the app makes" 10 test -e "$ROOT1/owned-by-pod-root"
-assert_eq "is owned by the host's root on disk (idmapped)" 0 "$(stat -c %u "$ROOT1/owned-by-pod-root")"
+check "the tree given to the pod's range is the pod's root's" test "$(sed -n 2p "$T/u1.txt")" = 0
+wait_for "a file the app makes" 10 test -e "$ROOTU/owned-by-pod-root"
+assert_eq "is owned by the pod's range on disk, never by the host's root" "$VBASE" "$(stat -c %u "$ROOTU/owned-by-pod-root")"
 assert_exit 0 pa rm "$V" --app=u1 --grace=1s
-rm -f "$ROOT1/owned-by-pod-root"
 
 echo "# an overlay (what containerd's snapshotter mounts) cannot be idmapped: said clearly"
 mkdir -p "$T/ovl"/{lower,upper,work,merged}

@@ -19,21 +19,13 @@ require_tool systemd-nspawn systemd-container
 require_tool nsenter util-linux
 require_tool python3
 [ -n "$PODAPP" ] || die "podapp not found (PODAPP_BIN)"
-[ -x "${HOSTILE_PROBE:-}" ] || die "HOSTILE_PROBE is not set (meson sets it)"
 
 remove_pods_on_exit
 leak_begin
 
 echo "# building the image: busybox and the probe"
-IMG="$T/img"
-mkdir "$IMG"
-img_busybox_rootfs "$IMG/rootfs"
-install -m 0755 "$HOSTILE_PROBE" "$IMG/rootfs/bin/hostile-probe"
-img_oci_layout "$IMG/oci" latest "$IMG/rootfs"
-import_ok BB --name=busybox "$IMG/oci"
+import_probe_image
 
-pod_dir() { echo "$DATA/pods/run/$1"; }
-leader_of() { local n; n=$(awk '{print $1}' "$(pod_dir "$1")/pid"); awk '{print $1}' "/proc/$n/task/$n/children"; }
 # probe_result NAME TEXT: what hostile-probe said about NAME in TEXT.
 probe_result() { grep -o "$1=[A-Za-z0-9_-]*" <<<"$2" | head -1 | cut -d= -f2; }
 # refused WHAT ATTEMPT TEXT: hostile-probe's ATTEMPT was refused: EPERM, or,
@@ -43,16 +35,6 @@ refused() {
 	local want=EPERM
 	[ "$2" != compat_abi ] || want='EPERM|killed-by-signal-31'
 	assert_match "$1: $2 is refused" "^($want)\$" "$(probe_result "$2" "$3")"
-}
-# as_pod_root UUID SCRIPT: SCRIPT run by the root of the pod's stage1, in
-# every namespace of the pod's PID 1, user namespace included: the
-# strongest attacker inside a pod. (The test puts a busybox in the pod's
-# /tmp for it: the stage1 has no shell.)
-as_pod_root() {
-	local l
-	l=$(leader_of "$1")
-	cp /bin/busybox "/proc/$l/root/tmp/busybox"
-	nsenter -t "$l" -a /tmp/busybox sh -c "B=/tmp/busybox; $2"
 }
 # peak_rss_kb CMD...: the peak memory of CMD and its children, in KiB.
 peak_rss_kb() {

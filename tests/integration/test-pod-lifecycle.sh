@@ -28,7 +28,6 @@ cat >"$SDPOD_NET_DIR/lifenet.conflist" <<EOF
     "ipam": { "type": "host-local", "subnet": "10.79.3.0/24", "dataDir": "$T/ipam" } } ] }
 EOF
 
-nspawn_of() { cut -d' ' -f1 "$DATA/pods/run/$1/pid"; }
 
 # gone_within_2s WHAT PIDNS: every process of the pid namespace gone within
 # 2 s of wall time, polled; says how long it took.

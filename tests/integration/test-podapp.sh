@@ -25,9 +25,6 @@ echo "# building the image"
 busybox_layout
 import_ok BB --name=busybox "$IMG/oci"
 
-pod_dir() { echo "$DATA/pods/run/$1"; }
-nspawn_of() { awk '{print $1}' "$(pod_dir "$1")/pid"; }
-leader_of() { local n; n=$(nspawn_of "$1"); awk '{print $1}' "/proc/$n/task/$n/children"; }
 manifest_sum() { sha256sum <"$(pod_dir "$1")/pod"; }
 app_state() { pa status "$1" --app="$2" --format=json | jq -r .state; }
 app_exit() { pa status "$1" --app="$2" --format=json | jq -r .exit_status; }

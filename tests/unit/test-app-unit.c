@@ -604,9 +604,11 @@ static void test_render(void) {
         ASSERT_CONTAINS(text, "\nCapabilityBoundingSet=CAP_CHOWN\n");
         ASSERT_CONTAINS(text, "\nCPUQuota=150.5%\n");
         /* Through app-stdio, bound into the app's /run: pipes for the
-         * journal's streams, which /dev/stdout could not open. */
-        ASSERT_CONTAINS(text, "\nBindReadOnlyPaths=" APP_STDIO ":" APP_STDIO_IN_APP "\nExecStart=" APP_STDIO_IN_APP
-                              " /bin/sh /bin/sh\n");
+         * journal's streams, which /dev/stdout could not open; started in
+         * the app's Landlock domain, as every command of the app. */
+        ASSERT_CONTAINS(text, "\nBindReadOnlyPaths=" APP_STDIO ":" APP_STDIO_IN_APP "\nExecStart=" APP_DOMAIN_IN_APP " "
+                              APP_STDIO_IN_APP " " APP_STDIO_IN_APP " /bin/sh /bin/sh\n");
+        ASSERT_CONTAINS(text, "\nBindReadOnlyPaths=" APP_DOMAIN ":" APP_DOMAIN_IN_APP "\n");
         ASSERT(!strstr(text, "ProtectSystem"));
         /* /run is a nodev tmpfs (MountAPIVFS='s is not, under systemd 252). */
         ASSERT_CONTAINS(text, "\nMountAPIVFS=yes\nTemporaryFileSystem=/run:mode=0755,nosuid,nodev\n");
@@ -617,6 +619,7 @@ static void test_render(void) {
         ASSERT_CONTAINS(text, "\nInaccessiblePaths=-/opt/stage2/x/rootfs/proc/kcore -/opt/stage2/x/rootfs/proc/keys ");
         ASSERT_CONTAINS(text, "\nRestrictNamespaces=yes\n");
         ASSERT_CONTAINS(text, "\nSystemCallFilter=@system-service chroot ptrace\n"
+                              "SystemCallFilter=" APP_DOMAIN_SYSCALLS "\n"
                               "SystemCallFilter=~@keyring io_uring_enter io_uring_register io_uring_setup userfaultfd\n"
                               "SystemCallErrorNumber=EPERM\n"
                               "SystemCallArchitectures=native\n");
@@ -686,9 +689,10 @@ static void test_render(void) {
                 ASSERT_EQ_INT(app_unit_resolve(ns, 0, rootfd, &u, &err), 0);
                 ASSERT_EQ_INT(app_unit_render(u, g, &text), 0);
                 if (stdio_cases[i].wrapped)
-                        ASSERT_CONTAINS(text, "\nExecStart=" APP_STDIO_IN_APP " /bin/sh /bin/sh\n");
+                        ASSERT_CONTAINS(text, "\nExecStart=" APP_DOMAIN_IN_APP " " APP_STDIO_IN_APP " " APP_STDIO_IN_APP
+                                              " /bin/sh /bin/sh\n");
                 else {
-                        ASSERT_CONTAINS(text, "\nExecStart=/bin/sh\n");
+                        ASSERT_CONTAINS(text, "\nExecStart=" APP_DOMAIN_IN_APP " /bin/sh /bin/sh\n");
                         ASSERT(!strstr(text, APP_STDIO));
                 }
                 free(text);

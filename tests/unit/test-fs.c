@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* lib/basic/fs.c: reading what a pod or an image may have planted, and removing
- * any tree a pod can build. No privileges needed. */
+ * any tree a pod can build, and the resolver of a pod's tree. No privileges
+ * needed (the unmounts in a user namespace of their own). */
 #include <fcntl.h>
+#include <sched.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -188,6 +192,106 @@ static void test_rm_rf_counting(void) {
         ASSERT(freed == 0);
 }
 
+/* The resolver of a pod's tree: nothing is followed, nothing leads out. */
+static void test_pod_path_open(void) {
+        ASSERT_EQ_INT(mkdirat(dfd, "pod", 0755), 0);
+        ASSERT_EQ_INT(mkdirat(dfd, "pod/dir", 0755), 0);
+        ASSERT_EQ_INT(mkdirat(dfd, "outside", 0755), 0);
+        write_text("outside/secret", "host\n");
+        ASSERT_EQ_INT(symlinkat("/proc/self/root", dfd, "pod/magic"), 0);
+        ASSERT_EQ_INT(symlinkat("dir", dfd, "pod/rel"), 0);
+        ASSERT_EQ_INT(symlinkat("../outside", dfd, "pod/up"), 0);
+        int root = openat(dfd, "pod", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        ASSERT(root >= 0);
+        int fd = pod_path_open(root, "/dir", O_PATH | O_DIRECTORY, 0);
+        ASSERT(fd >= 0);
+        close(fd);
+        /* Every kind of link, even one that stays inside, is -ELOOP. */
+        ASSERT_EQ_INT(pod_path_open(root, "rel", O_RDONLY | O_DIRECTORY, 0), -ELOOP);
+        ASSERT_EQ_INT(pod_path_open(root, "up/secret", O_RDONLY, 0), -ELOOP);
+        ASSERT_EQ_INT(pod_path_open(root, "magic/etc", O_RDONLY, 0), -ELOOP);
+        /* ".." stops at the root. */
+        ASSERT_EQ_INT(pod_path_open(root, "../outside/secret", O_RDONLY, 0), -ENOENT);
+        /* The link itself, to be removed. */
+        fd = pod_path_open(root, "up", O_PATH | O_NOFOLLOW, 0);
+        ASSERT(fd >= 0);
+        struct stat st;
+        ASSERT(fstat(fd, &st) == 0 && S_ISLNK(st.st_mode));
+        close(fd);
+        close(root);
+}
+
+static int write_string(const char *path, const char *text) {
+        int fd = open(path, O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        int r = write_all(fd, text, strlen(text));
+        close(fd);
+        return r;
+}
+
+/* In a user and mount namespace of its own (no privileges needed): what is
+ * mounted at a name is unmounted by its fd, a link at the name is never
+ * followed, and the helper names paths in procfs only. */
+static int pod_path_umount_child(void) {
+        uid_t uid = getuid();
+        gid_t gid = getgid();
+        char map[64];
+        if (unshare(CLONE_NEWUSER | CLONE_NEWNS) < 0)
+                return 10;
+        snprintf(map, sizeof(map), "0 %u 1", (unsigned) uid);
+        if (write_string("/proc/self/setgroups", "deny") < 0 || write_string("/proc/self/uid_map", map) < 0)
+                return 11;
+        snprintf(map, sizeof(map), "0 %u 1", (unsigned) gid);
+        if (write_string("/proc/self/gid_map", map) < 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return 12;
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/upod", scratch);
+        if (mkdir(path, 0755) < 0 || mount("tmpfs", path, "tmpfs", 0, "size=64k") < 0)
+                return 13;
+        int root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        snprintf(path, sizeof(path), "%s/upod/m", scratch);
+        if (root < 0 || mkdirat(root, "m", 0755) < 0 || mkdirat(root, "victim", 0755) < 0 ||
+            mount("tmpfs", path, "tmpfs", 0, "size=64k") < 0 || mount("tmpfs", path, "tmpfs", 0, "size=64k") < 0 ||
+            symlinkat("victim", root, "link") < 0)
+                return 14;
+        snprintf(path, sizeof(path), "%s/upod/victim", scratch);
+        if (mount("tmpfs", path, "tmpfs", 0, "size=64k") < 0)
+                return 15;
+        int proc = open("/proc", O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (proc < 0 || pod_tree_enter(proc) < 0)
+                return 16;
+        /* Both mounts stacked at m go; a plain directory is left as it is. */
+        if (pod_path_umount(root, "m") != 0 || pod_path_umount(root, "m") != 0)
+                return 17;
+        struct statx sx;
+        if (statx(root, "m", AT_SYMLINK_NOFOLLOW, STATX_TYPE, &sx) < 0 || (sx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+                return 18;
+        /* A link to a mount: nothing is mounted at the link itself, and
+         * the mount it leads to stays. */
+        if (pod_path_umount(root, "link") != 0)
+                return 19;
+        if (statx(root, "victim", AT_SYMLINK_NOFOLLOW, STATX_TYPE, &sx) < 0 || !(sx.stx_attributes & STATX_ATTR_MOUNT_ROOT))
+                return 20;
+        if (pod_path_umount(root, "missing") != 0)
+                return 21;
+        /* Rooted in procfs: an absolute path of the tree names nothing. */
+        if (access(scratch, F_OK) == 0)
+                return 22;
+        return 0;
+}
+
+static void test_pod_path_umount(void) {
+        pid_t pid = fork();
+        ASSERT(pid >= 0);
+        if (pid == 0)
+                _exit(pod_path_umount_child());
+        int st;
+        ASSERT(waitpid(pid, &st, 0) == pid);
+        ASSERT(WIFEXITED(st));
+        ASSERT_EQ_INT(WEXITSTATUS(st), 0);
+}
+
 int main(void) {
         ASSERT(mkdtemp(scratch));
         test_cleanup = cleanup;
@@ -198,6 +302,8 @@ int main(void) {
         RUN(test_rm_rf_deep_tree_few_fds);
         RUN(test_rm_rf_names);
         RUN(test_rm_rf_counting);
+        RUN(test_pod_path_open);
+        RUN(test_pod_path_umount);
         cleanup();
         return 0;
 }

@@ -259,13 +259,15 @@ static void test_cni_config(void) {
         struct json_object *o = NULL;
         Error *e = NULL;
         ASSERT_EQ_INT(cni_config_load("default", true, &o, &e), 0);
-        ASSERT_EQ_INT(json_object_array_length(json_object_object_get(o, "plugins")), 3);
+        ASSERT_EQ_INT(json_object_array_length(json_object_object_get(o, "plugins")), 4);
         json_object_put(o);
-        /* Without ports, no portmap. */
+        /* Without ports, no portmap; the conntrack bound last. */
         ASSERT_EQ_INT(cni_config_load("default", false, &o, &e), 0);
         struct json_object *two = json_object_object_get(o, "plugins");
-        ASSERT_EQ_INT(json_object_array_length(two), 2);
+        ASSERT_EQ_INT(json_object_array_length(two), 3);
         ASSERT_STREQ(json_object_get_string(json_object_object_get(json_object_array_get_idx(two, 1), "type")), "firewall");
+        ASSERT_STREQ(json_object_get_string(json_object_object_get(json_object_array_get_idx(two, 2), "type")),
+                     "sdpod-conntrack");
         json_object_put(o);
 
         write_config("one.conf", "{\"cniVersion\": \"0.4.0\", \"name\": \"one\", \"type\": \"bridge\"}");

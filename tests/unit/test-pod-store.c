@@ -874,12 +874,20 @@ static void test_info(void) {
                 ASSERT_EQ_INT(pod_manifest_add_app(m, &spec, NULL), 0);
         }
         ASSERT_EQ_INT(pod_manifest_write_at(p->fd, "pod", m, NULL), 0);
-        pod_manifest_free(m);
         int fd = mkdir_p_in_root(p->fd, POD_APP_STATUS_DIR, 0755, false);
         ASSERT(fd >= 0);
         write_at(fd, "one", "7\n", 0644);
         write_at(fd, "two", "garbage\n", 0644);
-        close(fd);
+        /* three's record is reserved: nothing recorded yet; one's, of the
+         * old kind, is left alone */
+        ASSERT_EQ_INT(pod_app_records_reserve_at(fd, m, pod_manifest_find_app(m, "three"), NULL), 0);
+        ASSERT_EQ_INT(pod_app_records_reserve_at(fd, m, pod_manifest_find_app(m, "one"), NULL), 0);
+        struct stat st;
+        ASSERT_EQ_INT(fstatat(fd, "three", &st, AT_SYMLINK_NOFOLLOW), 0);
+        ASSERT_EQ_INT(st.st_size, 0);
+        ASSERT(st.st_blocks > 0); /* its block is allocated */
+        ASSERT_EQ_INT(fstatat(fd, "three" POD_APP_RESTARTS_SUFFIX, &st, AT_SYMLINK_NOFOLLOW), -1);
+        pod_manifest_free(m);
         ASSERT_EQ_INT(pod_finish_prepare(s, p, POD_DIR_RUN, NULL), 0);
 
         forget_warnings();
@@ -894,6 +902,24 @@ static void test_info(void) {
         ASSERT(info.exited_usec > 0);
         ASSERT(warned_about("status/two: not an exit status"));
         pod_info_done(&info);
+
+        /* written in place, in its block; shorter, then longer again */
+        ASSERT_EQ_INT(pod_app_record_write_at(fd, "three", "12\n", NULL), 0);
+        ASSERT_EQ_INT(pod_app_record_write_at(fd, "three", "1\n", NULL), 0);
+        ASSERT_EQ_INT(pod_app_record_write_at(fd, "three", "143\n", NULL), 0);
+        ASSERT_EQ_INT(fstatat(fd, "three", &st, AT_SYMLINK_NOFOLLOW), 0);
+        ASSERT_EQ_INT(st.st_size, 4);
+        ASSERT_EQ_INT(pod_info_read(p, true, &info), 0);
+        ASSERT_EQ_INT(info.n_apps, 2);
+        ASSERT_STREQ(info.apps[1].name, "three");
+        ASSERT_EQ_INT(info.apps[1].exit_status, 143);
+        pod_info_done(&info);
+        /* not reserved: a new file */
+        ASSERT_EQ_INT(pod_app_record_write_at(fd, "one" POD_APP_RESTARTS_SUFFIX, "2 1\n", NULL), 0);
+        PodAppExit x = {};
+        ASSERT_EQ_INT(pod_app_restarts_read_at(fd, "one", &x), 0);
+        ASSERT_EQ_INT(x.restarts, 2);
+        close(fd);
 
         /* a broken manifest is reported, not fatal */
         write_at(p->fd, "pod", "{not json", 0644);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What a pod wrote, shown on a terminal (basic/error.h): text_make_printable
  * and value_quote let through printable UTF-8 only. */
+#include <stdint.h>
+
 #include "basic/error.h"
 #include "tests.h"
 
@@ -46,8 +48,29 @@ static void test_value_quote(void) {
         ASSERT(strstr(q, "...") != NULL);
 }
 
+static void escaped(const char *in, bool final, const char *want, size_t want_used) {
+        char out[256];
+        size_t n = 0, used = text_escape(in, strlen(in), final, out, &n);
+        out[n] = 0;
+        ASSERT_STREQ(out, want);
+        ASSERT(used == (want_used == SIZE_MAX ? strlen(in) : want_used));
+}
+
+static void test_escape(void) {
+        escaped("clip:\x1b]52;c;cHduZWQ=\x07 clear:\x1b[2J", true,
+                "clip:\\x1b]52;c;cHduZWQ=\\x07 clear:\\x1b[2J", SIZE_MAX);
+        escaped("caf\xc3\xa9\tok\r\nnext\r", true, "caf\xc3\xa9\tok\r\nnext\\x0d", SIZE_MAX);
+        escaped("x\xc2\x9b" "2J", true, "x\\xc2\\x9b2J", SIZE_MAX);
+        /* a character or a line end cut by the read waits for the rest */
+        escaped("ab\xe2\x82", false, "ab", 2);
+        escaped("ab\xe2\x82", true, "ab\\xe2\\x82", SIZE_MAX);
+        escaped("ab\r", false, "ab", 2);
+        escaped("ab\xe2x", false, "ab\\xe2x", SIZE_MAX);
+}
+
 int main(void) {
         RUN(test_make_printable);
+        RUN(test_escape);
         RUN(test_value_quote);
         return 0;
 }
