@@ -138,16 +138,23 @@ size_t text_escape(const char *in, size_t n, bool final, char *out, size_t *ret_
                         out[k++] = (char) s[i++];
                         continue;
                 }
-                /* A terminal's line end (a pod's console is one); a lone
-                 * carriage return would let a line hide what it began with. */
-                if (s[i] == '\r' && i + 1 < n && s[i + 1] == '\n') {
-                        out[k++] = '\r';
-                        out[k++] = '\n';
-                        i += 2;
-                        continue;
+                /* A terminal's line end (a pod's console is one: a line
+                 * that ended in "\r\n" already reaches it as "\r\r\n");
+                 * a lone carriage return would let a line hide what it
+                 * began with. */
+                if (s[i] == '\r') {
+                        size_t j = i;
+                        while (j < n && s[j] == '\r')
+                                j++;
+                        if (j < n && s[j] == '\n') {
+                                out[k++] = '\r';
+                                out[k++] = '\n';
+                                i = j + 1;
+                                continue;
+                        }
+                        if (j == n && !final)
+                                break;
                 }
-                if (s[i] == '\r' && i + 1 == n && !final)
-                        break;
                 size_t len = printable_char_len(s + i, n - i);
                 if (len > 0) {
                         memcpy(out + k, s + i, len);

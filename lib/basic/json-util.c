@@ -172,7 +172,7 @@ static bool json_check_literal(JsonCheck *c, const char *word) {
 /* A value with the white space around it. */
 static bool json_check_value(JsonCheck *c, unsigned depth) {
         if (depth > JSON_DEPTH_MAX)
-                return json_fail(c, "nested too deep");
+                return json_fail(c, "nesting too deep");
         json_skip_space(c);
         if (c->p >= c->end)
                 return json_fail(c, "unexpected end of input");

@@ -281,13 +281,17 @@ static int mount_pod(const RunContext *c, Error **err) {
  * mounts are private (no systemd) nothing propagates into a slave: every
  * other host mount was pinned for the pod's life, its unmount on the host
  * ending nothing. */
-static int detach_unneeded_mounts(const char *data, Error **err) {
+static int detach_unneeded_mounts(const char *data, const PodNet *net, Error **err) {
         _cleanup_strv_free_ char **keep = NULL;
         static const char *const system_dirs[] = { "/usr", "/etc", "/opt", "/var/lib", "/proc", "/sys", "/dev", "/run" };
         for (size_t i = 0; i < ELEMENTSOF(system_dirs); i++)
                 if (strv_push(&keep, system_dirs[i]) < 0)
                         return error_sys(err, -ENOMEM, "mounts");
         if (strv_push(&keep, data) < 0)
+                return error_sys(err, -ENOMEM, "mounts");
+        /* A namespace to join (--net=ns:PATH, the CRI's under containerd's
+         * state directory): nspawn's child joins it by its path. */
+        if (net->mode == POD_NET_NS && strv_push(&keep, net->ns_path) < 0)
                 return error_sys(err, -ENOMEM, "mounts");
         /* The plugins' directories ($SDPOD_CNI_PATH), which DEL needs after
          * the pod has exited. */
@@ -389,9 +393,7 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 return error_prefix(err, "pod %s", uuid);
         if (ns.netns)
                 crash_point(CRASH_RUN_NETNS);
-        /* Once the network is made: a namespace to join (--net=ns:PATH,
-         * the CRI's under containerd's state directory) may be anywhere. */
-        if ((r = detach_unneeded_mounts(c.data, err)) < 0)
+        if ((r = detach_unneeded_mounts(c.data, &net, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
         _cleanup_free_ char *dir = NULL, *machine_arg = NULL, *uuid_arg = NULL, *users_arg = NULL;
         if ((net.hostname && asprintf(&hostname_arg, "--hostname=%s", net.hostname) < 0) ||

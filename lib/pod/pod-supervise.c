@@ -123,6 +123,21 @@ static void relay(const char *msg, bool *ready) {
  * it has not exited within POD_ORPHAN_GRACE_USEC: SIGKILL to the init of a
  * pid namespace ends every process in it. A pod whose nspawn exited
  * normally has no PID 1 left: nothing to do. */
+/* As a subreaper we adopt what dies beneath us, the liveness pings' helpers
+ * among them: the one each makes in the pod's pid namespace is ours once
+ * the helper that made it is gone (killed at its deadline). A zombie of the
+ * pod's pid namespace that nobody reaps keeps that namespace's PID 1 from
+ * ever finishing its exit, and nspawn from ending: reaped here, all but
+ * nspawn (keep), whose end the loop waits for itself. */
+static void reap_orphans(pid_t keep) {
+        for (;;) {
+                siginfo_t si = {};
+                if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid <= 0 || si.si_pid == keep)
+                        return;
+                (void) waitpid(si.si_pid, NULL, WNOHANG);
+        }
+}
+
 static void halt_orphans(const char *program) {
         for (unsigned round = 0; round < 16; round++) {
                 pid_t child = pod_first_child(getpid());
@@ -177,6 +192,7 @@ int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *progra
         sigaddset(&mask, SIGTERM);
         sigaddset(&mask, SIGHUP);
         sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGCHLD); /* an orphan to reap (reap_orphans()) */
         if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
                 return error_sys(err, -errno, "cannot block signals");
         _cleanup_close_ int sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -234,13 +250,14 @@ int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *progra
                 struct signalfd_siginfo si;
                 /* Both halt the pod in order (nspawn asks its systemd to);
                  * a Ctrl-C that reaches nspawn too asks twice, harmlessly. */
-                if ((fds[1].revents & POLLIN) && read(sfd, &si, sizeof(si)) == sizeof(si))
+                if ((fds[1].revents & POLLIN) && read(sfd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo != SIGCHLD)
                         (void) syscall(SYS_pidfd_send_signal, pidfd, si.ssi_signo, NULL, 0);
                 /* Only nspawn, our child, is heard: the kernel's word on
                  * the sender. */
                 char msg[NOTIFY_MESSAGE_MAX];
                 if (notify >= 0 && (fds[2].revents & POLLIN) && notify_socket_read_from(notify, pid, msg) > 0)
                         relay(msg, &ready);
+                reap_orphans(pid);
                 if (pod_liveness_check(&live, pid) == -ETIMEDOUT) {
                         /* SIGKILL to its PID 1 ends the pod; nspawn exits. */
                         fprintf(stderr, "the pod's systemd has not answered for %llu ms: killing the pod\n",

@@ -411,7 +411,9 @@ class Registry(Base):
             return
         m = MANIFESTS.get((sc, ref))
         if not m:
-            return self.answer(404, b'{"errors": [{"code": "MANIFEST_UNKNOWN", "message": "\x1b[31mno\x07"}]}')
+            # Escapes in JSON's own form (a raw control character would
+            # make it no JSON at all, refused as a whole).
+            return self.answer(404, b'{"errors": [{"code": "MANIFEST_UNKNOWN", "message": "\\u001b[31mno\\u0007"}]}')
         body, mt = m
         headers = []
         if mt:

@@ -72,7 +72,7 @@ static const struct {
         { "", 0, "unexpected end of input" },
         { "   ", 0, "unexpected end of input" },
         { "\xef\xbb\xbf{}", 0, "not a JSON value" },       /* a byte order mark */
-        { "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", 0, "nested too deep" },
+        { "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", 0, "nesting too deep" },
 };
 
 static const char *const good[] = {

@@ -65,6 +65,10 @@ static void test_escape(void) {
         escaped("ab\xe2\x82", false, "ab", 2);
         escaped("ab\xe2\x82", true, "ab\\xe2\\x82", SIZE_MAX);
         escaped("ab\r", false, "ab", 2);
+        escaped("ab\r\r", false, "ab", 2);
+        /* a console's "\r\r\n" (ONLCR on a line that had its "\r") is a
+         * line end too; a carriage return anywhere else is shown */
+        escaped("a\r\r\nb\rc", true, "a\r\nb\\x0dc", SIZE_MAX);
         escaped("ab\xe2x", false, "ab\\xe2x", SIZE_MAX);
 }
 
