@@ -34,7 +34,9 @@ _hostile_cleanup() {
 		wait "$p" 2>/dev/null || true
 	done
 }
-trap '_rc=$?; _hostile_cleanup; (exit "$_rc"); _lib_on_exit' EXIT
+# containerd-lib's clean-up too (containerd, its shims, the pods), which
+# this trap replaces: without it an aborted run left its shim and pod.
+trap '_rc=$?; _hostile_cleanup; _ctd_on_exit "$_rc"; (exit "$_rc"); _lib_on_exit' EXIT
 
 leak_begin
 containerd_start
