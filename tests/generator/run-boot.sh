@@ -30,12 +30,13 @@
 # Needs root, systemd-nspawn, a static busybox and build-stage1; exits 77
 # (skipped) without them, unless SDPOD_BOOT_MUST_WORK=1 or CI=true.
 #
-# Usage: run-boot.sh GENERATOR SOURCE_ROOT APP_DOMAIN
+# Usage: run-boot.sh GENERATOR SOURCE_ROOT APP_DOMAIN APP_STDIO
 set -uo pipefail
 
 generator=$(realpath "$1")
 src=$(realpath "$2")
 app_domain=$(realpath "$3")
+app_stdio=$(realpath "$4")
 
 skip() {
         echo "SKIP: $*"
@@ -120,7 +121,7 @@ esac
 EOF
 chmod 755 "$tmp/pod-helper"
 bash "$src/stage1-rootfs/build-stage1" "$tmp/stage1" 0 "$src/stage1-rootfs/units" "$generator" \
-        "$tmp/pod-helper" /bin/true "$app_domain" >"$tmp/build.log" 2>&1 || {
+        "$tmp/pod-helper" /bin/true "$app_stdio" "$app_domain" >"$tmp/build.log" 2>&1 || {
         cat "$tmp/build.log"
         skip "build-stage1 failed"
 }
