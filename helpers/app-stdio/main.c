@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -249,6 +250,13 @@ int main(int argc, char **argv) {
                                 keep[k++] = st[i].out;
                         }
                         close_all_but(keep, k);
+                        /* Named as what it is in ps and top, not as a
+                         * second copy of the app's command line (its
+                         * arguments are one block of memory). */
+                        char *end = argv[argc - 1] + strlen(argv[argc - 1]);
+                        memset(argv[0], 0, (size_t) (end - argv[0]));
+                        strncpy(argv[0], "app-stdio (relay)", (size_t) (end - argv[0]));
+                        (void) prctl(PR_SET_NAME, "app-stdio");
                         relay(st, n);
                         _exit(0);
                 }

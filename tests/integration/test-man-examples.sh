@@ -351,7 +351,8 @@ example podapp.1 'podapp add "$uuid" --app=debug busybox --exec=/bin/sleep -- 36
 example podapp.1 'podapp start "$uuid" --app=debug'
 example podapp.1 'podapp exec "$uuid" --app=debug -- /bin/ps -o pid,args'
 assert_match "the debug app sees the pod's systemd" '^ +1 /usr/lib/systemd/systemd$' "$(grep ' 1 ' <<<"$OUT")"
-assert_eq "and both apps" 2 "$(grep -c '/bin/sleep 3600$' <<<"$OUT")"
+assert_eq "and both apps" 2 "$(grep -cE '^ *[0-9]+ /bin/sleep 3600$' <<<"$OUT")"
+assert_eq "each with the relay of its output" 2 "$(grep -cE '^ *[0-9]+ app-stdio \(relay\)$' <<<"$OUT")"
 example podapp.1 'podapp rm "$uuid" --app=debug'
 assert_eq "the debug app goes" 0 "$RC"
 

@@ -103,7 +103,8 @@ check "the busy app uses a CPU (cpu_percent $(jq '.[0].apps[0].cpu_percent' <<<"
 check "the sleeping app uses little" jq -e '.[0].apps[1].cpu_percent < 30' <<<"$J"
 check "the pod's percentage includes the busy app's" jq -e '.[0].cpu_percent >= .[0].apps[0].cpu_percent - 5' <<<"$J"
 check "the pod's CPU time includes its apps'" jq -e '.[0].cpu_usec >= .[0].apps[0].cpu_usec + .[0].apps[1].cpu_usec' <<<"$J"
-assert_jq "the busy app is one process" "$J" '.[0].apps[0].pids' 1
+# Its process, and the relay of its output (app-stdio, in the app's cgroup).
+assert_jq "the busy app is one process and its output's relay" "$J" '.[0].apps[0].pids' 2
 check "the pod's tasks: its systemd, journald, the apps ..." jq -e '.[0].pids >= 5' <<<"$J"
 assert_jq "an app that has exited does not run" "$J" '.[0].apps[2].running' false
 assert_jq "and has no figures, not zeros" "$J" '.[0].apps[2] | [.cpu_usec, .memory_bytes, .pids] | unique' '[null]'
