@@ -44,6 +44,7 @@
 typedef struct FlyChild {
         const char *uuid;
         int pod_fd;
+        const char *pod;                /* the pod directory's path */
         const char *root;               /* the app's root, mounted: POD/stage1/rootfs */
         const PodApp *app;
         const AppIsolation *iso;
@@ -195,8 +196,15 @@ static _noreturn_ void child(const FlyChild *c) {
         static const char *const name_files[] = { POD_HOSTS, POD_RESOLV_CONF, POD_HOSTNAME };
         static const char *const name_targets[] = { "/etc/hosts", "/etc/resolv.conf", "/etc/hostname" };
         int name_fds[ELEMENTSOF(name_files)];
-        for (size_t i = 0; i < ELEMENTSOF(name_files); i++)
-                name_fds[i] = exists_beneath(c->pod_fd, name_files[i]) ? open_tree_clone(c->pod_fd, name_files[i]) : -1;
+        /* By path: pod_fd is of the supervisor's mount namespace, and a
+         * mount is cloned from this one's only. The files are the host's
+         * (the pod never sees its directory). */
+        for (size_t i = 0; i < ELEMENTSOF(name_files); i++) {
+                char p[PATH_MAX];
+                snprintf(p, sizeof(p), "%s/%s", c->pod, name_files[i]);
+                name_fds[i] = exists_beneath(c->pod_fd, name_files[i]) ? open_tree_clone(AT_FDCWD, p) : -1;
+                CHECK(c, name_fds[i] == -1 && exists_beneath(c->pod_fd, name_files[i]) ? -1 : 0, "%s", p);
+        }
 
         /* Nothing propagates into the app's tree or out of it. */
         CHECK(c, mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), "mounts");
@@ -239,8 +247,9 @@ static _noreturn_ void child(const FlyChild *c) {
 
         /* An unprivileged port is any port: the app's root is not root of
          * the network namespace (which the host's user namespace owns), and
-         * it binds :80 as in the nspawn flavor. */
-        if (own_netns)
+         * it binds :80 as in the nspawn flavor. A CNI namespace has it
+         * (netns.h); one the operator named (ns:PATH) is theirs. */
+        if (c->net->mode == POD_NET_NONE)
                 write_str(c, "/proc/sys/net/ipv4/ip_unprivileged_port_start", "0");
         for (size_t i = 0; i < ELEMENTSOF(masked_paths); i++)
                 mask(c, masked_paths[i]);
@@ -513,7 +522,7 @@ int fly_run_exec(const char *uuid, int lock_fd, Error **err) {
                 return error_sys(err, -errno, "pod %s: signalfd", uuid);
 
         FlyChild c = {
-                .uuid = uuid, .pod_fd = pod_fd, .root = root, .app = app, .iso = &iso, .limits = &limits,
+                .uuid = uuid, .pod_fd = pod_fd, .pod = pod, .root = root, .app = app, .iso = &iso, .limits = &limits,
                 .net = &net, .netns = ns.netns, .hostname = ns.hostname, .userns = userns.enabled,
                 .uid = user.uid, .gid = gid, .program = program, .argv = app->exec, .env = env,
                 .out = out[1], .err_fd = errp[1], .sync_child = sync_c[1], .sync_parent = sync_p[0],

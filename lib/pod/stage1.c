@@ -50,7 +50,9 @@ int stage1_image_of_arg(const char *arg, char **ret, Error **err) {
                 _cleanup_free_ char *d = strdup(stage1_image_dir());
                 if (d && asprintf(&s, "%s/%s", dirname(d), STAGE1_FLY_DIR_NAME) < 0)
                         s = NULL;
-        } else if (strchr(arg, '/'))
+        } else if (streq(arg, "kvm"))
+                return error_set(err, -EOPNOTSUPP, "--stage1=kvm: the kvm flavor is not built yet (fly or nspawn)");
+        else if (strchr(arg, '/'))
                 s = strdup(arg);
         else
                 return error_set(err, -EINVAL, "--stage1=%s: expected fly, nspawn or the path of a stage1 image", arg);
