@@ -71,6 +71,10 @@ static const char prepare_usage[] =
         "                          that long\n"
         "  --pod-pids-limit=N      at most N tasks (processes and threads) in the whole\n"
         "                          pod (default 4096)\n"
+        "  --stage1=nspawn|fly|PATH\n"
+        "                          the stage1 flavor (default nspawn: a systemd in the\n"
+        "                          pod; fly: its one app run directly, quicker, fewer\n"
+        "                          features) or a stage1 image's path (sdpod-stage1(7))\n"
         CLI_PULL_OPTIONS_HELP
         "App options (after its IMAGE, or before the first IMAGE for the first app):\n"
         "  --app=NAME              the app's name (default: from the image name)\n" CLI_APP_OPTIONS_HELP;
