@@ -159,7 +159,7 @@ static int make_pod(PodStore *ps, unsigned long i, bool exited, const char *imag
                 return error_prefix(err, "pod %s", p->uuid);
         step_done(STEP_MANIFEST, &t);
 
-        if ((r = stage1_render(p->fd, 0, err)) < 0)
+        if ((r = stage1_render(p->fd, NULL, 0, err)) < 0)
                 return error_prefix(err, "pod %s", p->uuid);
         for (size_t k = 0; k < m->n_apps; k++)
                 if ((r = pod_create_app_dirs(p->fd, m->apps[k].name, 0, err)) < 0)

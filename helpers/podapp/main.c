@@ -69,6 +69,8 @@ static const char sandbox_usage[] =
         "                         kill the pod when its systemd has not answered\n"
         "                         for that long\n"
         "  --pod-pids-limit=N     at most N tasks in the whole pod (default 4096)\n"
+        "  --stage1=nspawn|PATH   the stage1 image (sdpod-stage1(7)); the fly flavor\n"
+        "                         runs one app and is refused here\n"
         "\n"
         "Network options, as for 'sdpod prepare' (sdpod(1) NETWORKING); every app\n"
         "added later joins the pod's network:\n"
@@ -91,6 +93,7 @@ static int verb_sandbox(int argc, char **argv) {
                 { "pod-stop-timeout", required_argument, NULL, 't' },
                 { "pod-watchdog", required_argument, NULL, 't' },
                 { "pod-pids-limit", required_argument, NULL, 't' },
+                { "stage1", required_argument, NULL, 'S' },
                 { "net", required_argument, NULL, 'N' },
                 { "port", required_argument, NULL, 'N' },
                 { "dns", required_argument, NULL, 'N' },
@@ -146,6 +149,11 @@ static int verb_sandbox(int argc, char **argv) {
                                 status = usage_error_from(argv[0], err);
                                 goto out;
                         }
+                        break;
+                case 'S':
+                        /* Checked by pod_prepare() (pod/stage1.h). */
+                        free(args.stage1);
+                        args.stage1 = strdup(optarg);
                         break;
                 case 't':
                         if (pod_lifecycle_arg_parse(options[index].name, optarg, &args, &err) < 0) {

@@ -15,6 +15,7 @@
 #include "pod/pod-prepare.h"
 #include "pod/pod-ref.h"
 #include "pod/pod-userns.h"
+#include "pod/stage1.h"
 #include "sdpod.h"
 
 /* Joins one field of every app: "web,db". */
@@ -70,6 +71,10 @@ static const char prepare_usage[] =
         "                          that long\n"
         "  --pod-pids-limit=N      at most N tasks (processes and threads) in the whole\n"
         "                          pod (default 4096)\n"
+        "  --stage1=nspawn|fly|PATH\n"
+        "                          the stage1 flavor (default nspawn: a systemd in the\n"
+        "                          pod; fly: its one app run directly, quicker, fewer\n"
+        "                          features) or a stage1 image's path (sdpod-stage1(7))\n"
         CLI_PULL_OPTIONS_HELP
         "App options (after its IMAGE, or before the first IMAGE for the first app):\n"
         "  --app=NAME              the app's name (default: from the image name)\n" CLI_APP_OPTIONS_HELP;
@@ -226,6 +231,7 @@ static const char *private_users_of(const PodManifest *m) {
 
 static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) {
         const PodManifest *m = info->manifest;
+        char flavor[32];
         /* Why gc keeps the pod (written by the host's gc, not the pod). */
         _cleanup_free_ char *blocked = NULL;
         size_t blocked_size = 0;
@@ -260,6 +266,7 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
                 if (json_object_object_add(o, "apps", TAKE_PTR(apps)) < 0 ||
                     cli_json_add_time(o, "exited", info->exited_usec) < 0 ||
                     (m && json_add_string(o, "private_users", private_users_of(m)) < 0) ||
+                    json_add_string(o, "stage1", stage1_flavor_of(p->fd, flavor)) < 0 ||
                     json_object_object_add(o, "manifest_error", info->manifest_error ? json_object_new_string(info->manifest_error) : NULL) < 0 ||
                     json_object_object_add(o, "gc_blocked", blocked ? json_object_new_string(blocked) : NULL) < 0)
                         return cli_print_json(NULL);
@@ -279,6 +286,7 @@ static int print_status(const Pod *p, const PodInfo *info, OutputFormat format) 
                 printf("exited=%s\n", ts);
         if (m)
                 printf("private-users=%s\nnet=%s\n", private_users_of(m), net_of(m));
+        printf("stage1=%s\n", stage1_flavor_of(p->fd, flavor));
         _cleanup_json_ struct json_object *networks = NULL;
         Error *ignored = NULL;
         if (pod_network_describe(p->fd, &networks, &ignored) < 0)
@@ -318,7 +326,8 @@ static const char status_usage[] =
         "Usage: sdpod status [--format=table|json] [--wait[=TIMEOUT]] POD\n"
         "\n"
         "Shows a pod's state, its creation, start and exit times, its user namespace\n"
-        "(private-users=BASE:65536, or no), its network (net=, and while it runs\n"
+        "(private-users=BASE:65536, or no), its stage1 flavor (stage1=nspawn or fly),\n"
+        "its network (net=, and while it runs\n"
         "network-NAME=INTERFACE ADDRESS...), its published ports\n"
         "(port-NAME=[HOSTIP:]HOSTPORT->PODPORT/PROTOCOL) and the exit status of each\n"
         "app that has stopped, as KEY=VALUE lines (app-NAME=STATUS).\n"

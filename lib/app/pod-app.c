@@ -12,6 +12,7 @@
 #include "bus/bus-util.h"
 #include "bus/pod-bus.h"
 #include "manifest/pod-manifest.h"
+#include "pod/stage1.h"
 #include "pod/pod-app-root.h"
 #include "pod/pod-info.h"
 #include "pod/pod-prepare.h"
@@ -84,6 +85,10 @@ static int app_pod_open(PodStore *ps, Pod *p, Need need, AppPod *ret, Error **er
                 return error_set(err, -ESRCH, "pod %s is not running (it is %s)", p->uuid, pod_state_to_string(p->state));
         if ((r = pod_manifest_read_at(p->fd, "pod", "pod manifest", &ap.manifest, err)) < 0)
                 return error_prefix(err, "pod %s", p->uuid);
+        char flavor[32];
+        if ((need & (NEED_RUNNING | NEED_MUTABLE)) && streq(stage1_flavor_of(p->fd, flavor), STAGE1_FLAVOR_FLY))
+                return error_set(err, -EOPNOTSUPP, "pod %s is of the fly flavor, which runs its one app with no "
+                                 "systemd to add, start or stop apps: podapp needs --stage1=nspawn", p->uuid);
         if (need & NEED_MUTABLE) {
                 PodGraph graph;
                 if ((r = pod_graph_from_manifest(ap.manifest, &graph, err)) < 0)

@@ -60,6 +60,7 @@ void app_args_done(AppArgs *a) {
 
 void pod_args_done(PodArgs *a) {
         free(a->name);
+        free(a->stage1);
         for (size_t i = 0; i < a->n_lifecycle; i++)
                 free((char *) a->lifecycle[i].value);
         free(a->lifecycle);
@@ -195,6 +196,7 @@ static const struct {
         { "pod-stop-timeout", OPTION_POD },
         { "pod-watchdog", OPTION_POD },
         { "pod-pids-limit", OPTION_POD },
+        { "stage1", OPTION_POD },
         /* and the network options, which pod-net.h knows */
         { "app", OPTION_APP },
         { "exec", OPTION_APP },
@@ -316,6 +318,18 @@ int pod_lifecycle_arg_parse(const char *option, const char *s, PodArgs *pod, Err
                                  : streq(option, "pod-pids-limit") ? POD_ANNOTATION_PIDS_LIMIT
                                                                    : APP_ANNOTATION_STOP_TIMEOUT;
         return add_lifecycle(&pod->lifecycle, &pod->n_lifecycle, option, annotation, s, NULL, err);
+}
+
+/* --stage1=fly|nspawn|PATH: the flavor's name or a stage1 image's path
+ * (with a '/'); pod/stage1.h finds the image. */
+static int stage1_arg_parse(const char *s, PodArgs *pod, Error **err) {
+        if (pod->stage1)
+                return error_set(err, -EINVAL, "--stage1 given twice");
+        if (streq(s, "kvm"))
+                return error_set(err, -EOPNOTSUPP, "--stage1=kvm: the kvm flavor is not built yet (fly or nspawn)");
+        if (!streq(s, "fly") && !streq(s, "nspawn") && !strchr(s, '/'))
+                return error_set(err, -EINVAL, "--stage1=%s: expected fly, nspawn or the path of a stage1 image", s);
+        return (pod->stage1 = strdup(s)) ? 0 : error_sys(err, -ENOMEM, "--stage1");
 }
 
 /* -EINVAL when option (without "--") is none of ours. */
@@ -503,6 +517,8 @@ static int apply_option(PodArgs *pod, AppArgs *app, const char *option, const ch
         }
         if (streq(option, "private-users"))
                 return private_users_arg_parse(value, pod, err);
+        if (streq(option, "stage1"))
+                return stage1_arg_parse(value, pod, err);
         OptionKind kind;
         if (option_kind(option, &kind) >= 0 && kind == OPTION_PULL)
                 return add_pull_option(pod, option, value, err);

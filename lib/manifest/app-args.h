@@ -87,6 +87,7 @@ typedef struct AppArgs {
 
 typedef struct PodArgs {
         char *name;             /* --name */
+        char *stage1;           /* --stage1: "nspawn", "fly" or an image's path (pod/stage1.h) */
         VolumeArg *volumes;     /* --volume */
         size_t n_volumes;
         AppArgs *apps;

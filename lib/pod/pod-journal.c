@@ -19,7 +19,9 @@
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "manifest/pod-manifest.h"
+#include "pod/fly-check.h"
 #include "pod/pod-journal.h"
+#include "pod/stage1.h"
 #include "pod/pod-userns.h"
 #include "unit/app-unit.h"
 
@@ -324,9 +326,29 @@ static pid_t pager_start(const char *command, int *ret_fd) {
         return pid;
 }
 
+/* A fly pod's journal is its log file (fly-check.h): of journalctl's
+ * options, only --lines=N / -n N mean something to it. */
+static unsigned fly_lines_of(char **args) {
+        for (char **a = args; a && *a && !streq(*a, "--"); a++) {
+                const char *v = startswith(*a, "--lines=") ? *a + strlen("--lines=")
+                              : (streq(*a, "-n") || streq(*a, "--lines")) && a[1] ? a[1]
+                              : startswith(*a, "-n") ? *a + 2 : NULL;
+                if (v)
+                        return (unsigned) strtoul(v, NULL, 10);
+        }
+        return 0;
+}
+
+static bool pod_is_fly(const Pod *p) {
+        char flavor[32];
+        return streq(stage1_flavor_of(p->fd, flavor), STAGE1_FLAVOR_FLY);
+}
+
 int pod_journal_show(const PodStore *ps, const Pod *p, const char *app, char **args, bool raw, Error **err) {
         _cleanup_(journal_cmd_done) JournalCmd c = { .dirfd = -1 };
         (void) ps;
+        if (pod_is_fly(p))
+                return fly_log_show(p->fd, p->uuid, fly_lines_of(args), raw, err);
         int r = journal_cmd_prepare(p, app, args, &c, err);
         if (r < 0)
                 return r;
@@ -462,6 +484,12 @@ int journal_lines_parse(const char *s, uint64_t *ret) {
 }
 
 int pod_journal_tail(const PodStore *ps, const Pod *p, const char *app, unsigned lines, char **ret, Error **err) {
+        if (pod_is_fly(p)) {
+                int r = fly_log_read(p->fd, p->uuid, lines, ret, err);
+                if (r >= 0)
+                        text_make_printable(*ret, strlen(*ret), true);
+                return r;
+        }
         char n[32];
         snprintf(n, sizeof(n), "--lines=%u", lines);
         char *args[] = { n, "--output=cat", "--no-pager", "--quiet", NULL };

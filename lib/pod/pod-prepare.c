@@ -11,6 +11,7 @@
 #include "basic/time-util.h"
 #include "image/tree.h"
 #include "manifest/app-lifecycle.h"
+#include "pod/fly-check.h"
 #include "pod/pod-prepare.h"
 #include "pod/pod-ref.h"
 #include "pod/pod-userns.h"
@@ -416,6 +417,13 @@ int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target
         int r = pod_manifest_from_args(is, args, &m, err);
         if (r < 0)
                 return r;
+        /* The stage1 image (--stage1), and what its flavor cannot run,
+         * refused before anything is made. */
+        _cleanup_free_ char *stage1 = NULL;
+        char flavor[32];
+        if ((r = stage1_image_of_arg(args->stage1, &stage1, err)) < 0 ||
+            (streq(stage1_image_flavor(stage1, flavor), STAGE1_FLAVOR_FLY) && (r = fly_manifest_check(m, err)) < 0))
+                return r;
 
         /* A name names one live pod: checked under the name lock, which is
          * held until the manifest that carries the name is written. */
@@ -437,7 +445,7 @@ int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target
         crash_point(CRASH_PREPARE_MANIFEST);
         closep(&name_lock);
         name_lock = -1;
-        if ((r = stage1_render(p->fd, pod_userns_root(&u), err)) < 0)
+        if ((r = stage1_render(p->fd, stage1, pod_userns_root(&u), err)) < 0)
                 return error_prefix(err, "pod %s", p->uuid);
         crash_point(CRASH_PREPARE_STAGE1);
         for (size_t i = 0; i < m->n_apps; i++)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
+#include <libgen.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -41,8 +42,48 @@ static int manifest_annotation(struct json_object *m, const char *name, const ch
         return 0;
 }
 
-int stage1_render(int pod_fd, uid_t root_uid, Error **err) {
-        const char *image = stage1_image_dir();
+int stage1_image_of_arg(const char *arg, char **ret, Error **err) {
+        char *s = NULL;
+        if (!arg || streq(arg, STAGE1_FLAVOR_NSPAWN))
+                s = strdup(stage1_image_dir());
+        else if (streq(arg, STAGE1_FLAVOR_FLY)) {
+                _cleanup_free_ char *d = strdup(stage1_image_dir());
+                if (d && asprintf(&s, "%s/%s", dirname(d), STAGE1_FLY_DIR_NAME) < 0)
+                        s = NULL;
+        } else if (streq(arg, "kvm"))
+                return error_set(err, -EOPNOTSUPP, "--stage1=kvm: the kvm flavor is not built yet (fly or nspawn)");
+        else if (strchr(arg, '/'))
+                s = strdup(arg);
+        else
+                return error_set(err, -EINVAL, "--stage1=%s: expected fly, nspawn or the path of a stage1 image", arg);
+        return (*ret = s) ? 0 : error_sys(err, -ENOMEM, "stage1");
+}
+
+/* The flavor annotation of the manifest at dirfd/path, into buf. */
+static const char *flavor_at(int dirfd, const char *path, char buf[static 32]) {
+        _cleanup_json_ struct json_object *m = NULL;
+        const char *v = NULL;
+        _cleanup_error_ Error *ignored = NULL;
+        if (read_manifest_at(dirfd, path, path, &m, &ignored) < 0 ||
+            manifest_annotation(m, STAGE1_ANNOTATION_FLAVOR, path, &v, &ignored) < 0 || !v)
+                return STAGE1_FLAVOR_NSPAWN;
+        snprintf(buf, 32, "%s", v);
+        text_make_printable(buf, strlen(buf), false);
+        return buf;
+}
+
+const char *stage1_flavor_of(int pod_fd, char buf[static 32]) {
+        return flavor_at(pod_fd, "stage1/manifest", buf);
+}
+
+const char *stage1_image_flavor(const char *image, char buf[static 32]) {
+        _cleanup_close_ int fd = open(image, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        return fd < 0 ? STAGE1_FLAVOR_NSPAWN : flavor_at(fd, "manifest", buf);
+}
+
+int stage1_render(int pod_fd, const char *image, uid_t root_uid, Error **err) {
+        if (!image)
+                image = stage1_image_dir();
         char abs[PATH_MAX];
         if (!realpath(image, abs))
                 return error_sys(err, -errno, "stage1 image %s", image);

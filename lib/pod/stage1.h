@@ -31,16 +31,35 @@
 #define STAGE1_ENTRYPOINT_ENTER "sdpod/stage1/enter"
 #define STAGE1_ENTRYPOINT_GC "sdpod/stage1/gc"
 #define STAGE1_ANNOTATION_IMAGE "sdpod/stage1/image"
+/* The image's flavor: "nspawn" or "fly" (an image without: "nspawn"). */
+#define STAGE1_ANNOTATION_FLAVOR "sdpod/stage1/flavor"
+#define STAGE1_FLAVOR_NSPAWN "nspawn"
+#define STAGE1_FLAVOR_FLY "fly"
+/* The fly flavor's image, beside the nspawn flavor's (its directory's
+ * sibling of this name). */
+#define STAGE1_FLY_DIR_NAME "stage1-fly"
 
 /* The stage1 image new pods are prepared with: $SDPOD_STAGE1 when set, else
  * the one installed with sdpod. */
 const char *stage1_image_dir(void);
 
+/* The image of --stage1=arg (NULL: the default, stage1_image_dir()):
+ * "nspawn" is stage1_image_dir(), "fly" its sibling STAGE1_FLY_DIR_NAME,
+ * anything with a '/' the image at that path. */
+int stage1_image_of_arg(const char *arg, char **ret, Error **err);
+
 /* Renders the stage1 into a pod directory being prepared: its manifest
  * (the image's, naming the image) and the empty rootfs, upper (owned by
  * root_uid, the host's id of the pod's root), work and lower directories.
- * The image must have a manifest and a rootfs directory. */
-int stage1_render(int pod_fd, uid_t root_uid, Error **err);
+ * The image (image, NULL: stage1_image_dir()) must have a manifest and a
+ * rootfs directory. */
+int stage1_render(int pod_fd, const char *image, uid_t root_uid, Error **err);
+
+/* The flavor of a pod's stage1 (its manifest's STAGE1_ANNOTATION_FLAVOR;
+ * "nspawn" without one): a pointer to a static string or to *buf. */
+const char *stage1_flavor_of(int pod_fd, char buf[static 32]);
+/* The flavor of a stage1 image directory. */
+const char *stage1_image_flavor(const char *image, char buf[static 32]);
 
 /* The image directory a pod's stage1 manifest names (absolute); -EBADMSG
  * when it names none. */

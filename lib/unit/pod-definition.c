@@ -84,6 +84,7 @@ static const DefinitionKey definition_keys[] = {
         { SECTION_POD, "StopTimeout", KEY_OPTION, "pod-stop-timeout" },
         { SECTION_POD, "Watchdog", KEY_OPTION, "pod-watchdog" },
         { SECTION_POD, "PidsLimit", KEY_OPTION, "pod-pids-limit" },
+        { SECTION_POD, "Stage1", KEY_OPTION, "stage1" },
 
         { SECTION_APP, "Image", KEY_IMAGE, NULL },
         { SECTION_APP, "Name", KEY_OPTION, "app" },

@@ -246,12 +246,12 @@ expect 'sdpod image list --' --help --format= --no-legend
 expect 'sdpod image list --format=' table json
 expect 'sdpod image import --' --help --name= --platform= --ref= --max-entries= --max-size=
 expect 'sdpod image pull --' --help --quiet --name= --platform= --tls-verify= --cert-dir= --authfile= --creds= --signature-policy= --registries-d=
-expect 'sdpod prepare --' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
+expect 'sdpod prepare --' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --stage1= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
 	--app= --exec= --set-env= --user= --group= --working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" "${pull_options[@]}"
 expect 'sdpod prepare --wo' --working-dir=
 expect 'sdpod prepare --w' --watchdog= --watchdog-file= --working-dir=
 expect 'sdpod prepare --private-users=' yes no
-expect 'sdpod run --' --detach --uuid-file= --replace --tty --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
+expect 'sdpod run --' --detach --uuid-file= --replace --tty --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --stage1= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
 	--app= --exec= --set-env= --user= --group= \
 	--working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" "${pull_options[@]}"
 expect 'sdpod run --d' --detach --device= --dns= --dns-search= --dns-option=
@@ -302,11 +302,11 @@ expect 'sdpod prepare ' busybox:1.36 example.com/my-app:latest
 # ---------------------------------------------------------------------------
 
 # after an image, only its options, "--" and "---"
-expect 'sdpod prepare busybox:1.36 ' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
+expect 'sdpod prepare busybox:1.36 ' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --stage1= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
 	--app= --exec= --set-env= --user= --group= \
 	--working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" "${pull_options[@]}" -- ---
 expect 'sdpod prepare --app=x busybox:1.36 --ex' --exec=
-expect 'sdpod prepare --app x busybox:1.36 --app y ' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
+expect 'sdpod prepare --app x busybox:1.36 --app y ' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --stage1= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
 	--app= --exec= --set-env= \
 	--user= --group= --working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" "${pull_options[@]}" -- ---
 # the app's arguments are its own, but "---" starts the next app
@@ -370,7 +370,7 @@ expect "sdpod journal $EXITED -o ca" cat
 expect 'podapp ' sandbox add start stop rm list status exec
 expect 'podapp s' sandbox start stop status
 expect 'podapp -' --dir= --debug --help --version
-expect 'podapp sandbox --' --help --name= --volume= --keep-on-app-failure --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit=
+expect 'podapp sandbox --' --help --name= --volume= --keep-on-app-failure --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= --stage1=
 expect 'sdpod prepare --net=' default none host ns:
 expect 'sdpod run --dns=' host
 expect 'podapp sandbox --private-users=' yes no
@@ -431,8 +431,8 @@ help_commands() {
 # both for "--wait[=TIMEOUT]".
 help_options() {
 	{
-		sed -n 's/^[[:space:]]*\(-[a-z], \)\?\(--[a-z][a-z-]*\)\([=[]\?\).*/\2 \3/p' <<<"$1"
-		grep '^Usage:' <<<"$1" | grep -o -- '--[a-z][a-z-]*[=[]\?' | sed 's/^\(--[a-z-]*\)\(.\?\)$/\1 \2/'
+		sed -n 's/^[[:space:]]*\(-[a-z], \)\?\(--[a-z][a-z0-9-]*\)\([=[]\?\).*/\2 \3/p' <<<"$1"
+		grep '^Usage:' <<<"$1" | grep -o -- '--[a-z][a-z0-9-]*[=[]\?' | sed 's/^\(--[a-z0-9-]*\)\(.\?\)$/\1 \2/'
 	} | while read -r opt kind; do
 		case $kind in
 		=) echo "$opt=" ;;

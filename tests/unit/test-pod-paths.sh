@@ -24,7 +24,9 @@
 #      the data directory, canonical paths from mountinfo), lib/net/netns.c
 #      (the host's /run/netns binds), lib/pod/pod-journal.c (the old root
 #      of journalctl's private root, after pivot_root(2) in a mount
-#      namespace of its own: nothing of the pod's on the way).
+#      namespace of its own: nothing of the pod's on the way),
+#      lib/fly/fly-run.c (the same: the host's tree, "." after the fly
+#      app's pivot_root(2), before anything of the app runs).
 #   2. opendir( of a path only of "/proc" (the host's own), or in files that
 #      never touch a pod's tree: lib/image/ (the store, the user's
 #      configuration), generator/ (runs inside the pod, on its own tree).
@@ -45,7 +47,8 @@
 #      one process the pod sees), the app mounts (lib/pod/pod-app-root.c:
 #      the mount namespace only, staying in the host's pid namespace the
 #      pod does not see), and network namespaces (lib/net/netns.c,
-#      lib/pod/pod-supervise.c). A process of the host the pod can see
+#      lib/pod/pod-supervise.c, lib/fly/fly-run.c: the fly app's child
+#      joins the pod's before anything of the pod runs). A process of the host the pod can see
 #      with the host's root would give it /proc/PID/root to the host.
 # A new exception is a decision: add it here with its reason.
 #
@@ -101,7 +104,7 @@ while IFS= read -r file; do
 	code=$(code_of "$file")
 	while IFS= read -r hit; do
 		[ -n "$hit" ] || continue
-		allowed "$file" lib/basic/fs.c lib/basic/mount-util.c lib/net/netns.c lib/pod/pod-journal.c ||
+		allowed "$file" lib/basic/fs.c lib/basic/mount-util.c lib/net/netns.c lib/pod/pod-journal.c lib/fly/fly-run.c ||
 			fail "$hit: umount2() outside the resolver (pod_path_umount())"
 	done < <(grep -E '(^|[^_a-z])umount2\(' <<<"$code")
 	while IFS= read -r hit; do
@@ -128,7 +131,8 @@ while IFS= read -r file; do
 	done < <(grep -E '"[^"]*stage1/rootfs(/|%)[^"]*"|path_join3\([^,]+, *"stage1/rootfs[^"]*", *[a-z_]' <<<"$code")
 	while IFS= read -r hit; do
 		[ -n "$hit" ] || continue
-		allowed "$file" lib/bus/pod-bus.c lib/pod/pod-app-root.c lib/net/netns.c lib/pod/pod-supervise.c ||
+		allowed "$file" lib/bus/pod-bus.c lib/pod/pod-app-root.c lib/net/netns.c lib/pod/pod-supervise.c \
+			lib/fly/fly-run.c ||
 			fail "$hit: setns() outside the helpers that enter a pod safely"
 	done < <(grep -E '(^|[^_a-z])setns\(' <<<"$code")
 done < <(find lib helpers generator -name '*.c' | sort)
