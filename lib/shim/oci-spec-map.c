@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <ctype.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "basic/strv.h"
 #include "manifest/pod-manifest.h"
 #include "manifest/pod-net.h"
+#include "seccomp/seccomp-oci.h"
 #include "shim/oci-spec-map.h"
 
 OciTaskKind oci_spec_task_kind(const OciSpec *s, const char **ret_sandbox_id) {
@@ -20,12 +25,148 @@ OciTaskKind oci_spec_task_kind(const OciSpec *s, const char **ret_sandbox_id) {
         return k;
 }
 
+/* The host's PID and IPC namespaces (Kubernetes' hostPID, hostIPC: the
+ * spec lists no such namespace), which a pod never shares: its systemd is
+ * PID 1 of its own. A "pid" namespace without a path (Kubernetes' default,
+ * one per container) or with the sandbox's (shareProcessNamespace) is the
+ * pod's, which its apps share (sdpod-security(7): each app is a Landlock
+ * domain of its own, so none traces another). */
+static int check_namespaces(const OciSpec *s, Error **err) {
+        if (!oci_spec_namespace(s, "pid"))
+                return error_set(err, -EOPNOTSUPP, "linux.namespaces: no pid namespace (hostPID): the host's PID "
+                                 "namespace is not supported, a pod's systemd is PID 1 of its own");
+        if (!oci_spec_namespace(s, "ipc"))
+                return error_set(err, -EOPNOTSUPP, "linux.namespaces: no ipc namespace (hostIPC): the host's IPC "
+                                 "namespace is not supported");
+        return 0;
+}
+
+/* A sysctl's name as a path below /proc/sys: "net.ipv4.ip_forward" ->
+ * "net/ipv4/ip_forward", a '/' in a name (an interface "eth0.100" is
+ * written "eth0/100") -> '.'. NULL when it is not a name. */
+static char *sysctl_path(const char *name) {
+        size_t n = strlen(name);
+        if (n == 0 || n > 255 || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./") != n ||
+            name[0] == '.' || name[n - 1] == '.' || strstr(name, "..") || name[0] == '/')
+                return NULL;
+        char *p = strdup(name);
+        for (char *c = p; p && *c; c++)
+                *c = *c == '.' ? '/' : *c == '/' ? '.' : *c;
+        /* no component may be "." or ".." once the slashes became dots */
+        for (const char *c = p; p && *c;) {
+                size_t l = strcspn(c, "/");
+                if ((l == 1 && c[0] == '.') || (l == 2 && c[0] == '.' && c[1] == '.')) {
+                        free(p);
+                        return NULL;
+                }
+                c += l + (c[l] == '/');
+        }
+        return p;
+}
+
+/* Which sysctls a pod may set (those of its network namespace, the CRI's);
+ * those of the IPC namespace (kernel.shm*, kernel.msg*, fs.mqueue.*) are
+ * namespaced too, but the pod's IPC namespace is made by systemd-nspawn
+ * as the pod boots: not supported yet. Any other is the host's. */
+static int check_sysctls(const OciSpec *s, Error **err) {
+        char q[VALUE_QUOTED_MAX];
+        const OciNamespace *net = oci_spec_namespace(s, "network");
+        for (size_t i = 0; i < s->n_sysctl; i++) {
+                const char *k = s->sysctl[i].key;
+                _cleanup_free_ char *path = sysctl_path(k);
+                if (!path)
+                        return error_set(err, -EINVAL, "linux.sysctl: %s is not a sysctl name", value_quote(k, q));
+                if (startswith(k, "kernel.shm") || startswith(k, "kernel.msg") || startswith(k, "fs.mqueue."))
+                        return error_set(err, -EOPNOTSUPP, "linux.sysctl: %s: sysctls of the IPC namespace are not "
+                                         "supported", value_quote(k, q));
+                if (!startswith(k, "net."))
+                        return error_set(err, -EOPNOTSUPP, "linux.sysctl: %s is not a namespaced sysctl (net.*): it "
+                                         "would change the host's", value_quote(k, q));
+                if (!net || !net->path)
+                        return error_set(err, -EOPNOTSUPP, "linux.sysctl: %s: a network sysctl needs the pod's own "
+                                         "network namespace (%s)", value_quote(k, q),
+                                         net ? "the spec's has no path" : "hostNetwork is the host's");
+                if (strlen(s->sysctl[i].value) > 4096 || strpbrk(s->sysctl[i].value, "\n"))
+                        return error_set(err, -EINVAL, "linux.sysctl: the value of %s is not one line of at most "
+                                         "4096 bytes", value_quote(k, q));
+        }
+        return 0;
+}
+
+int oci_spec_apply_sysctls(const OciSpec *s, Error **err) {
+        if (s->n_sysctl == 0)
+                return 0;
+        int r = check_sysctls(s, err);
+        if (r < 0)
+                return r;
+        const OciNamespace *net = oci_spec_namespace(s, "network");
+        _cleanup_close_ int ns = open(net->path, O_RDONLY | O_CLOEXEC);
+        if (ns < 0)
+                return error_sys(err, -errno, "linux.sysctl: the network namespace %s", net->path);
+        _cleanup_strv_free_ char **paths = NULL;
+        for (size_t i = 0; i < s->n_sysctl; i++) {
+                char *p = sysctl_path(s->sysctl[i].key), *full = NULL;
+                if (!p || asprintf(&full, "/proc/sys/%s", p) < 0 || strv_push(&paths, full) < 0) {
+                        free(p);
+                        free(full);
+                        return error_sys(err, -ENOMEM, "linux.sysctl");
+                }
+                free(p);
+                free(full);
+        }
+        /* /proc/sys/net is the namespace of the process that opens it: a
+         * child enters the pod's and writes each, and says which failed. */
+        int pipefd[2];
+        if (pipe2(pipefd, O_CLOEXEC) < 0)
+                return error_sys(err, -errno, "linux.sysctl");
+        pid_t pid = fork();
+        if (pid < 0) {
+                r = -errno;
+                close(pipefd[0]);
+                close(pipefd[1]);
+                return error_sys(err, r, "linux.sysctl");
+        }
+        if (pid == 0) {
+                int result[2] = { -1, 0 };
+                if (setns(ns, CLONE_NEWNET) < 0)
+                        result[1] = errno;
+                for (size_t i = 0; i < s->n_sysctl && result[1] == 0; i++) {
+                        int fd = open(paths[i], O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+                        const char *v = s->sysctl[i].value;
+                        if (fd < 0 || write(fd, v, strlen(v)) != (ssize_t) strlen(v)) {
+                                result[0] = (int) i;
+                                result[1] = errno ? errno : EIO;
+                        }
+                        if (fd >= 0)
+                                close(fd);
+                }
+                (void) !write(pipefd[1], result, sizeof(result));
+                _exit(0);
+        }
+        close(pipefd[1]);
+        int result[2] = { -1, EPROTO };
+        ssize_t k = read(pipefd[0], result, sizeof(result));
+        close(pipefd[0]);
+        (void) waitpid(pid, NULL, 0);
+        if (k != (ssize_t) sizeof(result))
+                result[1] = EPROTO;
+        if (result[1] == 0)
+                return 0;
+        char q[VALUE_QUOTED_MAX];
+        if (result[0] < 0 || (size_t) result[0] >= s->n_sysctl)
+                return error_sys(err, -result[1], "linux.sysctl: entering the network namespace %s", net->path);
+        return error_sys(err, -result[1], "linux.sysctl: setting %s to %s", s->sysctl[result[0]].key,
+                         value_quote(s->sysctl[result[0]].value, q));
+}
+
 int oci_spec_pod_args(const OciSpec *s, const char *task_id, PodArgs *ret, Error **err) {
         /* A container that fails is the container's business (Kubernetes
          * restarts it, ctr reports it): it must not halt its pod. */
         PodArgs a = { .mutable_pod = true, .keep_on_app_failure = true, .no_private_users = true };
-        int r = 0;
-        if (task_id && pod_name_is_valid(task_id) && !(a.name = strdup(task_id)))
+        int r = check_namespaces(s, err);
+        if (r >= 0)
+                r = check_sysctls(s, err);
+        if (r >= 0 && task_id && pod_name_is_valid(task_id) && !(a.name = strdup(task_id)))
                 r = error_sys(err, -ENOMEM, "task %s", task_id);
         const OciNamespace *net = oci_spec_namespace(s, "network");
         _cleanup_free_ char *net_arg = NULL;
@@ -196,9 +337,12 @@ static int map_security(const OciSpec *s, AppArgs *a, Error **err) {
         if (s->have_uid_mappings || oci_spec_namespace(s, "user"))
                 return error_set(err, -EOPNOTSUPP, "linux.uidMappings: a user namespace of the container's own is not "
                                  "supported (the pod's ids are the host's)");
+        /* The sandbox's sysctls hold for the pod (oci_spec_pod_args());
+         * a container has none of its own (containerd sends them to the
+         * sandbox only). */
         if (s->n_sysctl > 0)
-                return error_set(err, -EOPNOTSUPP, "linux.sysctl: sysctls (%s) are not supported",
-                                 value_quote(s->sysctl[0].key, q));
+                return error_set(err, -EOPNOTSUPP, "linux.sysctl: sysctls of a container (%s) are not supported, only "
+                                 "those of its pod sandbox", value_quote(s->sysctl[0].key, q));
         for (char **d = s->device_nodes; d && *d; d++)
                 if (!device_node_is_standard(*d))
                         return error_set(err, -EOPNOTSUPP, "linux.devices: device %s is not supported", value_quote(*d, q));
@@ -208,6 +352,24 @@ static int map_security(const OciSpec *s, AppArgs *a, Error **err) {
                                          "supported (a privileged container?)", value_quote(*d, q));
         if (strv_contains(s->ignored, "hooks"))
                 return error_set(err, -EOPNOTSUPP, "hooks: OCI hooks are not supported");
+        int r = check_namespaces(s, err);
+        if (r < 0)
+                return r;
+        /* The profile as given (a Kubernetes RuntimeDefault is containerd's
+         * profile, a Localhost one the node's file), compiled now so that a
+         * bad one is refused at Create; no profile is no filter
+         * (Unconfined), as under runc. */
+        if (s->seccomp) {
+                _cleanup_(seccomp_program_done) SeccompProgram prog = {};
+                if ((r = seccomp_oci_compile_text(s->seccomp, strlen(s->seccomp), "linux.seccomp", &prog, err)) < 0)
+                        return r;
+                if (!(a->seccomp_profile = strdup(s->seccomp)))
+                        return error_sys(err, -ENOMEM, "linux.seccomp");
+        } else
+                a->seccomp_unconfined = true;
+        if ((s->masked_paths && !(a->masked_paths = strv_copy(s->masked_paths))) ||
+            (s->readonly_paths && !(a->readonly_paths = strv_copy(s->readonly_paths))))
+                return error_sys(err, -ENOMEM, "linux.maskedPaths");
         return 0;
 }
 
