@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <sched.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,10 +66,15 @@ static char *sysctl_path(const char *name) {
         return p;
 }
 
-/* Which sysctls a pod may set (those of its network namespace, the CRI's);
- * those of the IPC namespace (kernel.shm*, kernel.msg*, fs.mqueue.*) are
- * namespaced too, but the pod's IPC namespace is made by systemd-nspawn
- * as the pod boots: not supported yet. Any other is the host's. */
+static bool sysctl_is_ipc(const char *k) {
+        return startswith(k, "kernel.shm") || startswith(k, "kernel.msg") || startswith(k, "kernel.sem") ||
+                startswith(k, "fs.mqueue.");
+}
+
+/* Which sysctls a pod may set: those of its network namespace (the CRI's)
+ * and of its IPC namespace (kernel.shm*, kernel.msg*, kernel.sem,
+ * fs.mqueue.*), which systemd-nspawn makes for it. Any other is the
+ * host's. */
 static int check_sysctls(const OciSpec *s, Error **err) {
         char q[VALUE_QUOTED_MAX];
         const OciNamespace *net = oci_spec_namespace(s, "network");
@@ -76,13 +83,11 @@ static int check_sysctls(const OciSpec *s, Error **err) {
                 _cleanup_free_ char *path = sysctl_path(k);
                 if (!path)
                         return error_set(err, -EINVAL, "linux.sysctl: %s is not a sysctl name", value_quote(k, q));
-                if (startswith(k, "kernel.shm") || startswith(k, "kernel.msg") || startswith(k, "fs.mqueue."))
-                        return error_set(err, -EOPNOTSUPP, "linux.sysctl: %s: sysctls of the IPC namespace are not "
-                                         "supported", value_quote(k, q));
-                if (!startswith(k, "net."))
-                        return error_set(err, -EOPNOTSUPP, "linux.sysctl: %s is not a namespaced sysctl (net.*): it "
-                                         "would change the host's", value_quote(k, q));
-                if (!net || !net->path)
+                if (!startswith(k, "net.") && !sysctl_is_ipc(k))
+                        return error_set(err, -EOPNOTSUPP, "linux.sysctl: %s is not a namespaced sysctl (net.*, "
+                                         "kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*): it would change the "
+                                         "host's", value_quote(k, q));
+                if (startswith(k, "net.") && (!net || !net->path))
                         return error_set(err, -EOPNOTSUPP, "linux.sysctl: %s: a network sysctl needs the pod's own "
                                          "network namespace (%s)", value_quote(k, q),
                                          net ? "the spec's has no path" : "hostNetwork is the host's");
@@ -93,30 +98,31 @@ static int check_sysctls(const OciSpec *s, Error **err) {
         return 0;
 }
 
-int oci_spec_apply_sysctls(const OciSpec *s, Error **err) {
-        if (s->n_sysctl == 0)
-                return 0;
-        int r = check_sysctls(s, err);
-        if (r < 0)
-                return r;
-        const OciNamespace *net = oci_spec_namespace(s, "network");
-        _cleanup_close_ int ns = open(net->path, O_RDONLY | O_CLOEXEC);
-        if (ns < 0)
-                return error_sys(err, -errno, "linux.sysctl: the network namespace %s", net->path);
+/* Writes the sysctls of one namespace (ipc: the IPC ones, else the
+ * network's) in the namespace ns_fd (of type nstype): /proc/sys shows the
+ * namespaces of the process that opens a file, so a child enters it,
+ * writes each, and says which failed. */
+static int write_sysctls(const OciSpec *s, bool ipc, int ns_fd, int nstype, const char *where, Error **err) {
         _cleanup_strv_free_ char **paths = NULL;
+        _cleanup_free_ size_t *index = calloc(s->n_sysctl ? s->n_sysctl : 1, sizeof(size_t));
+        size_t n = 0;
+        if (!index)
+                return error_sys(err, -ENOMEM, "linux.sysctl");
         for (size_t i = 0; i < s->n_sysctl; i++) {
-                char *p = sysctl_path(s->sysctl[i].key), *full = NULL;
+                if (sysctl_is_ipc(s->sysctl[i].key) != ipc)
+                        continue;
+                _cleanup_free_ char *p = sysctl_path(s->sysctl[i].key);
+                char *full = NULL;
                 if (!p || asprintf(&full, "/proc/sys/%s", p) < 0 || strv_push(&paths, full) < 0) {
-                        free(p);
                         free(full);
                         return error_sys(err, -ENOMEM, "linux.sysctl");
                 }
-                free(p);
                 free(full);
+                index[n++] = i;
         }
-        /* /proc/sys/net is the namespace of the process that opens it: a
-         * child enters the pod's and writes each, and says which failed. */
-        int pipefd[2];
+        if (n == 0)
+                return 0;
+        int pipefd[2], r;
         if (pipe2(pipefd, O_CLOEXEC) < 0)
                 return error_sys(err, -errno, "linux.sysctl");
         pid_t pid = fork();
@@ -128,13 +134,14 @@ int oci_spec_apply_sysctls(const OciSpec *s, Error **err) {
         }
         if (pid == 0) {
                 int result[2] = { -1, 0 };
-                if (setns(ns, CLONE_NEWNET) < 0)
+                if (setns(ns_fd, nstype) < 0)
                         result[1] = errno;
-                for (size_t i = 0; i < s->n_sysctl && result[1] == 0; i++) {
-                        int fd = open(paths[i], O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-                        const char *v = s->sysctl[i].value;
+                for (size_t k = 0; k < n && result[1] == 0; k++) {
+                        int fd = open(paths[k], O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+                        const char *v = s->sysctl[index[k]].value;
+                        errno = 0;
                         if (fd < 0 || write(fd, v, strlen(v)) != (ssize_t) strlen(v)) {
-                                result[0] = (int) i;
+                                result[0] = (int) index[k];
                                 result[1] = errno ? errno : EIO;
                         }
                         if (fd >= 0)
@@ -154,9 +161,50 @@ int oci_spec_apply_sysctls(const OciSpec *s, Error **err) {
                 return 0;
         char q[VALUE_QUOTED_MAX];
         if (result[0] < 0 || (size_t) result[0] >= s->n_sysctl)
-                return error_sys(err, -result[1], "linux.sysctl: entering the network namespace %s", net->path);
+                return error_sys(err, -result[1], "linux.sysctl: entering %s", where);
         return error_sys(err, -result[1], "linux.sysctl: setting %s to %s", s->sysctl[result[0]].key,
                          value_quote(s->sysctl[result[0]].value, q));
+}
+
+int oci_spec_apply_sysctls(const OciSpec *s, Error **err) {
+        bool any = false;
+        for (size_t i = 0; i < s->n_sysctl && !any; i++)
+                any = !sysctl_is_ipc(s->sysctl[i].key);
+        if (!any)
+                return 0;
+        int r = check_sysctls(s, err);
+        if (r < 0)
+                return r;
+        const OciNamespace *net = oci_spec_namespace(s, "network");
+        _cleanup_close_ int ns = open(net->path, O_RDONLY | O_CLOEXEC);
+        if (ns < 0)
+                return error_sys(err, -errno, "linux.sysctl: the network namespace %s", net->path);
+        return write_sysctls(s, false, ns, CLONE_NEWNET, net->path, err);
+}
+
+int oci_spec_apply_ipc_sysctls(const OciSpec *s, pid_t leader, Error **err) {
+        bool any = false;
+        for (size_t i = 0; i < s->n_sysctl && !any; i++)
+                any = sysctl_is_ipc(s->sysctl[i].key);
+        if (!any)
+                return 0;
+        int r = check_sysctls(s, err);
+        if (r < 0)
+                return r;
+        /* The namespace of the pod's PID 1, which the pidfd keeps from
+         * being another process's meanwhile; never the shim's own. */
+        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, leader, 0);
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/ns/ipc", (int) leader);
+        _cleanup_close_ int ns = pidfd >= 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+        struct stat st, own;
+        if (ns < 0 || syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
+                return error_sys(err, -errno, "linux.sysctl: the IPC namespace of the pod's PID 1 (%d)", (int) leader);
+        if (fstat(ns, &st) < 0 || stat("/proc/self/ns/ipc", &own) < 0)
+                return error_sys(err, -errno, "linux.sysctl: the IPC namespace of the pod's PID 1");
+        if (st.st_ino == own.st_ino && st.st_dev == own.st_dev)
+                return error_set(err, -EPERM, "linux.sysctl: the pod's PID 1 is in the host's IPC namespace");
+        return write_sysctls(s, true, ns, CLONE_NEWIPC, "the pod's IPC namespace", err);
 }
 
 int oci_spec_pod_args(const OciSpec *s, const char *task_id, PodArgs *ret, Error **err) {

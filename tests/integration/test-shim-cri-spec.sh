@@ -4,14 +4,16 @@
 # through containerd's CRI plugin (containerd-lib.sh), applied or refused
 # by name, never ignored:
 #   * a Localhost seccomp profile that denies mkdir denies it (main
-#     process and ExecSync); RuntimeDefault (containerd's profile) denies
+#     process and ExecSync); a profile with an unknown action is refused,
+#     and (sdpod) one of 5000 rules, quickly; RuntimeDefault (containerd's profile) denies
 #     personality(ADDR_NO_RANDOMIZE), Unconfined allows it;
 #   * a set-user-ID program of a container running as user 1000 gains
 #     root with allowPrivilegeEscalation (no_new_privs false) and not
 #     without (no_new_privs true);
 #   * the spec's maskedPaths (unreadable) and readonlyPaths (unwritable);
-#   * a sandbox sysctl (net.ipv4.ip_unprivileged_port_start) holds in the
-#     pod's network namespace; a sysctl that is the host's is refused;
+#   * sandbox sysctls hold in the pod's network namespace
+#     (net.ipv4.ip_unprivileged_port_start) and IPC namespace
+#     (kernel.shm_rmid_forced); a sysctl that is the host's is refused;
 #   * hostPID: runc honours it; sdpod's shim refuses it, naming it.
 #
 # SHIM_RUNTIME=io.containerd.runc.v2 runs the same test on runc's shim (the
@@ -59,7 +61,7 @@ cri_setup
 
 # --- a sandbox with a sysctl ---
 
-SBC=$(cri_sandbox_config spec-pod | jq -c '.linux.sysctls = {"net.ipv4.ip_unprivileged_port_start": "42"}')
+SBC=$(cri_sandbox_config spec-pod | jq -c '.linux.sysctls = {"net.ipv4.ip_unprivileged_port_start": "42", "kernel.shm_rmid_forced": "1"}')
 cri_call R RunPodSandbox "{\"config\": $SBC, \"runtime_handler\": \"$SHIM_HANDLER\"}"
 SB=$(jq -r '.pod_sandbox_id // empty' <<<"$R")
 [ -n "$SB" ] || die "RunPodSandbox gave no sandbox id: $R"
@@ -100,6 +102,45 @@ assert_contains "Localhost profile: mkdir denied (EPERM)" "$(log_of local)" "mkd
 assert_contains "Localhost profile: what it allows works" "$(log_of local)" "personality: ok"
 exec_in "$LOCAL" spec-probe mkdir /tmp/b
 assert_jq "Localhost profile: mkdir denied in ExecSync too" "$E" .stdout_text '"mkdir: Operation not permitted\n"'
+
+# --- hostile profiles: refused, nothing of them runs ---
+
+# try_profile NAME FILE: a container with that Localhost profile; $TRY_ERR
+# gets the error of the call that refused it ("" when it started).
+try_profile() {
+	local out rc=0
+	out=$(cri CreateContainer "$(jq -nc --arg sb "$SB" --argjson sbc "$SBC" --arg n "$1" --arg img "$PROBE_IMAGE" \
+		--arg p "$2" \
+		'{pod_sandbox_id: $sb, sandbox_config: $sbc,
+		  config: {metadata: {name: $n}, image: {image: $img}, command: ["/bin/sleep", "600"],
+		           log_path: ($n + ".log"),
+		           linux: {security_context: {seccomp: {profile_type: "Localhost", localhost_ref: $p}}}}}')" \
+		2>"$T/try.err") || rc=$?
+	TRY_ERR=
+	if [ "$rc" != 0 ]; then
+		TRY_ERR=$(cat "$T/try.err")
+		return
+	fi
+	CID=$(jq -r '.container_id // empty' <<<"$out")
+	cri StartContainer "{\"container_id\": \"$CID\"}" >/dev/null 2>"$T/try.err" || TRY_ERR=$(cat "$T/try.err")
+	assert_ne "profile $1: the container does not run" CONTAINER_RUNNING \
+		"$(cri ContainerStatus "{\"container_id\": \"$CID\"}" 2>/dev/null | jq -r .status.state)"
+	cri RemoveContainer "{\"container_id\": \"$CID\"}" >/dev/null 2>&1 || true
+}
+echo '{"defaultAction": "SCMP_ACT_ALLOW", "syscalls": [{"names": ["mkdir"], "action": "SCMP_ACT_EXPLODE"}]}' \
+	>"$T/bad-action.json"
+try_profile bad-action "$T/bad-action.json"
+assert_ne "a profile with an unknown action: refused" "" "$TRY_ERR"
+if shim_is_sdpod; then
+	assert_contains "a profile with an unknown action: the error names it" "$TRY_ERR" "linux.seccomp.syscalls[0].action"
+	# 5000 rules: refused before anything is compiled.
+	jq -nc '{defaultAction: "SCMP_ACT_ALLOW",
+	         syscalls: [range(5000) | {names: ["mkdir", "rmdir", "unlink"], action: "SCMP_ACT_LOG"}]}' >"$T/huge.json"
+	t0=$(date +%s%N)
+	try_profile huge "$T/huge.json"
+	echo "# a profile of 5000 rules refused in $((($(date +%s%N) - t0) / 1000000)) ms (the whole CreateContainer)"
+	assert_contains "a profile of 5000 rules: refused, named" "$TRY_ERR" "more than 4096 entries"
+fi
 
 # --- seccomp: RuntimeDefault and Unconfined ---
 
@@ -150,6 +191,9 @@ assert_contains "maskedPaths: the rest is there" "$(jq -r .stdout_text <<<"$E")"
 exec_in "$MASKED" cat /proc/sys/net/ipv4/ip_unprivileged_port_start
 assert_jq "sysctl net.ipv4.ip_unprivileged_port_start: set in the pod's network namespace" "$E" .stdout_text '"42\n"'
 assert_ne "sysctl: not the host's" 42 "$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start)"
+exec_in "$MASKED" cat /proc/sys/kernel/shm_rmid_forced
+assert_jq "sysctl kernel.shm_rmid_forced: set in the pod's IPC namespace" "$E" .stdout_text '"1\n"'
+assert_eq "sysctl kernel.shm_rmid_forced: not the host's" 0 "$(cat /proc/sys/kernel/shm_rmid_forced)"
 
 for c in "$LOCAL" "$DEFAULT" "$UNCONFINED" "$ESCALATE" "$NOESCALATE" "$MASKED"; do
 	cri StopContainer "{\"container_id\": \"$c\", \"timeout\": 1}" >/dev/null 2>&1 || true

@@ -307,8 +307,13 @@ static void test_spec_mapping(void) {
         ASSERT(!m5);
         _cleanup_free_ char *m6 = pod_error("{" NAMESPACES ", \"sysctl\": {\"kernel.core_pattern\": \"|/x\"}}");
         ASSERT_CONTAINS(m6, "\"kernel.core_pattern\" is not a namespaced sysctl");
-        _cleanup_free_ char *m7 = pod_error("{" NAMESPACES ", \"sysctl\": {\"kernel.shmmax\": \"1\"}}");
-        ASSERT_CONTAINS(m7, "kernel.shmmax");
+        _cleanup_free_ char *m7 = pod_error("{" NAMESPACES ", \"sysctl\": {\"kernel.shmmax\": \"1\", "
+                                            "\"kernel.shm_rmid_forced\": \"1\", \"fs.mqueue.msg_max\": \"20\"}}");
+        ASSERT(!m7);
+        _cleanup_free_ char *m12 = pod_error("{" NAMESPACES ", \"sysctl\": {\"kernel.hostname\": \"x\"}}");
+        ASSERT_CONTAINS(m12, "kernel.hostname");
+        _cleanup_free_ char *m13 = pod_error("{" NAMESPACES ", \"sysctl\": {\"net.core.somaxconn\": \"1\\n2\"}}");
+        ASSERT_CONTAINS(m13, "one line");
         _cleanup_free_ char *m8 = pod_error("{\"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"ipc\"}], "
                                             "\"sysctl\": {\"net.ipv4.ip_forward\": \"1\"}}");
         ASSERT_CONTAINS(m8, "hostNetwork");
