@@ -224,9 +224,19 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "app-domain: %s: changing to user %u: %s\n", argv[1], (unsigned) id.uid, strerror(-r));
                 return 126;
         }
-        if (prog.filter && syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog) < 0) {
-                fprintf(stderr, "app-domain: %s: loading its seccomp profile: %s\n", argv[1], strerror(errno));
-                return 126;
+        /* Without NoNewPrivileges and without CAP_SYS_ADMIN (root with a
+         * bounding set without it, had systemd set none) the kernel takes
+         * no filter: the program then runs with NoNewPrivileges, which
+         * takes nothing from root but set-user-ID programs of other users
+         * and file capabilities, rather than unfiltered. */
+        if (prog.filter) {
+                int e = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog) < 0 ? errno : 0;
+                if (e == EACCES && !identity_text && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0)
+                        e = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog) < 0 ? errno : 0;
+                if (e != 0) {
+                        fprintf(stderr, "app-domain: %s: loading its seccomp profile: %s\n", argv[1], strerror(e));
+                        return 126;
+                }
         }
         execv(argv[1], argv + 2);
         int e = errno;
