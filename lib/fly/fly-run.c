@@ -35,7 +35,7 @@
 #include "pod/pod-info.h"
 #include "pod/pod-process.h"
 #include "pod/pod-userns.h"
-#include "seccomp/seccomp-default.h"
+#include "fly/fly-seccomp.h"
 #include "unit/app-isolators.h"
 #include "unit/rootfs-lookup.h"
 

@@ -23,7 +23,7 @@
  *               the host's), user (the pod's range, pod-userns.h)
  *   confinement the app's AppIsolation (unit/app-isolators.h), as the
  *               nspawn flavor's systemd applies it: capability bounding
- *               set, no_new_privs, one seccomp filter (seccomp-default.h);
+ *               set, no_new_privs, one seccomp filter (fly-seccomp.h);
  *               the pod's cgroup (pod-cgroup.h) with its device rule and
  *               task limit
  *   output      the app's stdout and stderr go through a pipe to the

@@ -55,6 +55,9 @@ void app_args_done(AppArgs *a) {
         free(a->host_binds);
         strv_free(a->supplementary_groups);
         strv_free(a->rlimits);
+        free(a->seccomp_profile);
+        strv_free(a->masked_paths);
+        strv_free(a->readonly_paths);
         *a = (AppArgs) {};
 }
 

@@ -83,6 +83,15 @@ typedef struct AppArgs {
         /* --no-new-privileges=no lets the app gain privileges through
          * set-user-id programs (the default is yes) */
         bool allow_new_privileges;
+        /* The containerd shim's (from an OCI spec; no command line option):
+         * seccomp_profile, an OCI seccomp profile as JSON text, replaces
+         * the default system call filter (seccomp/seccomp-oci.h);
+         * seccomp_unconfined: no filter at all (the spec has none);
+         * masked_paths and readonly_paths: the spec's maskedPaths and
+         * readonlyPaths, beyond sdpod's own masks. */
+        char *seccomp_profile;
+        bool seccomp_unconfined;
+        char **masked_paths, **readonly_paths;
 } AppArgs;
 
 typedef struct PodArgs {

@@ -1,10 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <ctype.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <sched.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "basic/strv.h"
 #include "manifest/pod-manifest.h"
 #include "manifest/pod-net.h"
+#include "seccomp/seccomp-oci.h"
 #include "shim/oci-spec-map.h"
 
 OciTaskKind oci_spec_task_kind(const OciSpec *s, const char **ret_sandbox_id) {
@@ -20,12 +27,194 @@ OciTaskKind oci_spec_task_kind(const OciSpec *s, const char **ret_sandbox_id) {
         return k;
 }
 
+/* The host's PID and IPC namespaces (Kubernetes' hostPID, hostIPC: the
+ * spec lists no such namespace), which a pod never shares: its systemd is
+ * PID 1 of its own. A "pid" namespace without a path (Kubernetes' default,
+ * one per container) or with the sandbox's (shareProcessNamespace) is the
+ * pod's, which its apps share (sdpod-security(7): each app is a Landlock
+ * domain of its own, so none traces another). */
+static int check_namespaces(const OciSpec *s, Error **err) {
+        if (!oci_spec_namespace(s, "pid"))
+                return error_set(err, -EOPNOTSUPP, "linux.namespaces: no pid namespace (hostPID): the host's PID "
+                                 "namespace is not supported, a pod's systemd is PID 1 of its own");
+        if (!oci_spec_namespace(s, "ipc"))
+                return error_set(err, -EOPNOTSUPP, "linux.namespaces: no ipc namespace (hostIPC): the host's IPC "
+                                 "namespace is not supported");
+        return 0;
+}
+
+/* A sysctl's name as a path below /proc/sys: "net.ipv4.ip_forward" ->
+ * "net/ipv4/ip_forward", a '/' in a name (an interface "eth0.100" is
+ * written "eth0/100") -> '.'. NULL when it is not a name. */
+static char *sysctl_path(const char *name) {
+        size_t n = strlen(name);
+        if (n == 0 || n > 255 || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./") != n ||
+            name[0] == '.' || name[n - 1] == '.' || strstr(name, "..") || name[0] == '/')
+                return NULL;
+        char *p = strdup(name);
+        for (char *c = p; p && *c; c++)
+                *c = *c == '.' ? '/' : *c == '/' ? '.' : *c;
+        /* no component may be "." or ".." once the slashes became dots */
+        for (const char *c = p; p && *c;) {
+                size_t l = strcspn(c, "/");
+                if ((l == 1 && c[0] == '.') || (l == 2 && c[0] == '.' && c[1] == '.')) {
+                        free(p);
+                        return NULL;
+                }
+                c += l + (c[l] == '/');
+        }
+        return p;
+}
+
+static bool sysctl_is_ipc(const char *k) {
+        return startswith(k, "kernel.shm") || startswith(k, "kernel.msg") || startswith(k, "kernel.sem") ||
+                startswith(k, "fs.mqueue.");
+}
+
+/* Which sysctls a pod may set: those of its network namespace (the CRI's)
+ * and of its IPC namespace (kernel.shm*, kernel.msg*, kernel.sem,
+ * fs.mqueue.*), which systemd-nspawn makes for it. Any other is the
+ * host's. */
+static int check_sysctls(const OciSpec *s, Error **err) {
+        char q[VALUE_QUOTED_MAX];
+        const OciNamespace *net = oci_spec_namespace(s, "network");
+        for (size_t i = 0; i < s->n_sysctl; i++) {
+                const char *k = s->sysctl[i].key;
+                _cleanup_free_ char *path = sysctl_path(k);
+                if (!path)
+                        return error_set(err, -EINVAL, "linux.sysctl: %s is not a sysctl name", value_quote(k, q));
+                if (!startswith(k, "net.") && !sysctl_is_ipc(k))
+                        return error_set(err, -EOPNOTSUPP, "linux.sysctl: %s is not a namespaced sysctl (net.*, "
+                                         "kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*): it would change the "
+                                         "host's", value_quote(k, q));
+                if (startswith(k, "net.") && (!net || !net->path))
+                        return error_set(err, -EOPNOTSUPP, "linux.sysctl: %s: a network sysctl needs the pod's own "
+                                         "network namespace (%s)", value_quote(k, q),
+                                         net ? "the spec's has no path" : "hostNetwork is the host's");
+                if (strlen(s->sysctl[i].value) > 4096 || strpbrk(s->sysctl[i].value, "\n"))
+                        return error_set(err, -EINVAL, "linux.sysctl: the value of %s is not one line of at most "
+                                         "4096 bytes", value_quote(k, q));
+        }
+        return 0;
+}
+
+/* Writes the sysctls of one namespace (ipc: the IPC ones, else the
+ * network's) in the namespace ns_fd (of type nstype): /proc/sys shows the
+ * namespaces of the process that opens a file, so a child enters it,
+ * writes each, and says which failed. */
+static int write_sysctls(const OciSpec *s, bool ipc, int ns_fd, int nstype, const char *where, Error **err) {
+        _cleanup_strv_free_ char **paths = NULL;
+        _cleanup_free_ size_t *index = calloc(s->n_sysctl ? s->n_sysctl : 1, sizeof(size_t));
+        size_t n = 0;
+        if (!index)
+                return error_sys(err, -ENOMEM, "linux.sysctl");
+        for (size_t i = 0; i < s->n_sysctl; i++) {
+                if (sysctl_is_ipc(s->sysctl[i].key) != ipc)
+                        continue;
+                _cleanup_free_ char *p = sysctl_path(s->sysctl[i].key);
+                char *full = NULL;
+                if (!p || asprintf(&full, "/proc/sys/%s", p) < 0 || strv_push(&paths, full) < 0) {
+                        free(full);
+                        return error_sys(err, -ENOMEM, "linux.sysctl");
+                }
+                free(full);
+                index[n++] = i;
+        }
+        if (n == 0)
+                return 0;
+        int pipefd[2], r;
+        if (pipe2(pipefd, O_CLOEXEC) < 0)
+                return error_sys(err, -errno, "linux.sysctl");
+        pid_t pid = fork();
+        if (pid < 0) {
+                r = -errno;
+                close(pipefd[0]);
+                close(pipefd[1]);
+                return error_sys(err, r, "linux.sysctl");
+        }
+        if (pid == 0) {
+                int result[2] = { -1, 0 };
+                if (setns(ns_fd, nstype) < 0)
+                        result[1] = errno;
+                for (size_t k = 0; k < n && result[1] == 0; k++) {
+                        int fd = open(paths[k], O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+                        const char *v = s->sysctl[index[k]].value;
+                        errno = 0;
+                        if (fd < 0 || write(fd, v, strlen(v)) != (ssize_t) strlen(v)) {
+                                result[0] = (int) index[k];
+                                result[1] = errno ? errno : EIO;
+                        }
+                        if (fd >= 0)
+                                close(fd);
+                }
+                (void) !write(pipefd[1], result, sizeof(result));
+                _exit(0);
+        }
+        close(pipefd[1]);
+        int result[2] = { -1, EPROTO };
+        ssize_t k = read(pipefd[0], result, sizeof(result));
+        close(pipefd[0]);
+        (void) waitpid(pid, NULL, 0);
+        if (k != (ssize_t) sizeof(result))
+                result[1] = EPROTO;
+        if (result[1] == 0)
+                return 0;
+        char q[VALUE_QUOTED_MAX];
+        if (result[0] < 0 || (size_t) result[0] >= s->n_sysctl)
+                return error_sys(err, -result[1], "linux.sysctl: entering %s", where);
+        return error_sys(err, -result[1], "linux.sysctl: setting %s to %s", s->sysctl[result[0]].key,
+                         value_quote(s->sysctl[result[0]].value, q));
+}
+
+int oci_spec_apply_sysctls(const OciSpec *s, Error **err) {
+        bool any = false;
+        for (size_t i = 0; i < s->n_sysctl && !any; i++)
+                any = !sysctl_is_ipc(s->sysctl[i].key);
+        if (!any)
+                return 0;
+        int r = check_sysctls(s, err);
+        if (r < 0)
+                return r;
+        const OciNamespace *net = oci_spec_namespace(s, "network");
+        _cleanup_close_ int ns = open(net->path, O_RDONLY | O_CLOEXEC);
+        if (ns < 0)
+                return error_sys(err, -errno, "linux.sysctl: the network namespace %s", net->path);
+        return write_sysctls(s, false, ns, CLONE_NEWNET, net->path, err);
+}
+
+int oci_spec_apply_ipc_sysctls(const OciSpec *s, pid_t leader, Error **err) {
+        bool any = false;
+        for (size_t i = 0; i < s->n_sysctl && !any; i++)
+                any = sysctl_is_ipc(s->sysctl[i].key);
+        if (!any)
+                return 0;
+        int r = check_sysctls(s, err);
+        if (r < 0)
+                return r;
+        /* The namespace of the pod's PID 1, which the pidfd keeps from
+         * being another process's meanwhile; never the shim's own. */
+        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, leader, 0);
+        char path[64];
+        snprintf(path, sizeof(path), "/proc/%d/ns/ipc", (int) leader);
+        _cleanup_close_ int ns = pidfd >= 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+        struct stat st, own;
+        if (ns < 0 || syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
+                return error_sys(err, -errno, "linux.sysctl: the IPC namespace of the pod's PID 1 (%d)", (int) leader);
+        if (fstat(ns, &st) < 0 || stat("/proc/self/ns/ipc", &own) < 0)
+                return error_sys(err, -errno, "linux.sysctl: the IPC namespace of the pod's PID 1");
+        if (st.st_ino == own.st_ino && st.st_dev == own.st_dev)
+                return error_set(err, -EPERM, "linux.sysctl: the pod's PID 1 is in the host's IPC namespace");
+        return write_sysctls(s, true, ns, CLONE_NEWIPC, "the pod's IPC namespace", err);
+}
+
 int oci_spec_pod_args(const OciSpec *s, const char *task_id, PodArgs *ret, Error **err) {
         /* A container that fails is the container's business (Kubernetes
          * restarts it, ctr reports it): it must not halt its pod. */
         PodArgs a = { .mutable_pod = true, .keep_on_app_failure = true, .no_private_users = true };
-        int r = 0;
-        if (task_id && pod_name_is_valid(task_id) && !(a.name = strdup(task_id)))
+        int r = check_namespaces(s, err);
+        if (r >= 0)
+                r = check_sysctls(s, err);
+        if (r >= 0 && task_id && pod_name_is_valid(task_id) && !(a.name = strdup(task_id)))
                 r = error_sys(err, -ENOMEM, "task %s", task_id);
         const OciNamespace *net = oci_spec_namespace(s, "network");
         _cleanup_free_ char *net_arg = NULL;
@@ -196,9 +385,12 @@ static int map_security(const OciSpec *s, AppArgs *a, Error **err) {
         if (s->have_uid_mappings || oci_spec_namespace(s, "user"))
                 return error_set(err, -EOPNOTSUPP, "linux.uidMappings: a user namespace of the container's own is not "
                                  "supported (the pod's ids are the host's)");
+        /* The sandbox's sysctls hold for the pod (oci_spec_pod_args());
+         * a container has none of its own (containerd sends them to the
+         * sandbox only). */
         if (s->n_sysctl > 0)
-                return error_set(err, -EOPNOTSUPP, "linux.sysctl: sysctls (%s) are not supported",
-                                 value_quote(s->sysctl[0].key, q));
+                return error_set(err, -EOPNOTSUPP, "linux.sysctl: sysctls of a container (%s) are not supported, only "
+                                 "those of its pod sandbox", value_quote(s->sysctl[0].key, q));
         for (char **d = s->device_nodes; d && *d; d++)
                 if (!device_node_is_standard(*d))
                         return error_set(err, -EOPNOTSUPP, "linux.devices: device %s is not supported", value_quote(*d, q));
@@ -208,6 +400,24 @@ static int map_security(const OciSpec *s, AppArgs *a, Error **err) {
                                          "supported (a privileged container?)", value_quote(*d, q));
         if (strv_contains(s->ignored, "hooks"))
                 return error_set(err, -EOPNOTSUPP, "hooks: OCI hooks are not supported");
+        int r = check_namespaces(s, err);
+        if (r < 0)
+                return r;
+        /* The profile as given (a Kubernetes RuntimeDefault is containerd's
+         * profile, a Localhost one the node's file), compiled now so that a
+         * bad one is refused at Create; no profile is no filter
+         * (Unconfined), as under runc. */
+        if (s->seccomp) {
+                _cleanup_(seccomp_program_done) SeccompProgram prog = {};
+                if ((r = seccomp_oci_compile_text(s->seccomp, strlen(s->seccomp), "linux.seccomp", &prog, err)) < 0)
+                        return r;
+                if (!(a->seccomp_profile = strdup(s->seccomp)))
+                        return error_sys(err, -ENOMEM, "linux.seccomp");
+        } else
+                a->seccomp_unconfined = true;
+        if ((s->masked_paths && !(a->masked_paths = strv_copy(s->masked_paths))) ||
+            (s->readonly_paths && !(a->readonly_paths = strv_copy(s->readonly_paths))))
+                return error_sys(err, -ENOMEM, "linux.maskedPaths");
         return 0;
 }
 

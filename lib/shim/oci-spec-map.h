@@ -33,6 +33,15 @@ OciTaskKind oci_spec_task_kind(const OciSpec *s, const char **ret_sandbox_id);
  * the host's ids. ret is initialized by the call; pod_args_done() frees it. */
 int oci_spec_pod_args(const OciSpec *s, const char *task_id, PodArgs *ret, Error **err);
 
+/* Sets the sandbox's sysctls (linux.sysctl), which oci_spec_pod_args()
+ * checked: net.* in its network namespace (the spec's path, which
+ * containerd made), before the pod starts; those of the IPC namespace
+ * (kernel.shm*, kernel.msg*, kernel.sem, fs.mqueue.*) in the pod's, which
+ * systemd-nspawn made, once the pod runs (leader: its PID 1), before any
+ * container is added. Errors name the sysctl. */
+int oci_spec_apply_sysctls(const OciSpec *s, Error **err);
+int oci_spec_apply_ipc_sysctls(const OciSpec *s, pid_t leader, Error **err);
+
 /* The app for a container or a plain task: root = rootfs (host directory,
  * already mounted by the shim), command (process.args as --exec and
  * arguments), environment, cwd, user/group/additional gids (numbers), the

@@ -53,6 +53,7 @@ OciSpec *oci_spec_free(OciSpec *s) {
         strv_free(s->masked_paths);
         strv_free(s->readonly_paths);
         free(s->cgroups_path);
+        free(s->seccomp);
         for (size_t i = 0; i < s->n_sysctl; i++) {
                 free(s->sysctl[i].key);
                 free(s->sysctl[i].value);
@@ -394,6 +395,9 @@ static int parse_linux(OciSpec *s, struct json_object *o, Error **err) {
             (r = dup_string(o, "cgroupsPath", what, &s->cgroups_path, err)) < 0)
                 return r;
         s->have_seccomp = seccomp != NULL;
+        const char *seccomp_text = seccomp ? json_object_to_json_string_ext(seccomp, JSON_C_TO_STRING_PLAIN) : NULL;
+        if (seccomp && (!seccomp_text || !(s->seccomp = strdup(seccomp_text))))
+                return error_sys(err, -ENOMEM, "linux.seccomp");
         s->have_uid_mappings = (uid_maps && json_object_array_length(uid_maps) > 0) ||
                 (gid_maps && json_object_array_length(gid_maps) > 0);
         for (size_t i = 0; devices && i < json_object_array_length(devices) && i < 256; i++) {

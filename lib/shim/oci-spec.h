@@ -91,9 +91,10 @@ typedef struct OciSpec {
         OciNamespace *namespaces;
         size_t n_namespaces;
         OciResources resources;
-        char **masked_paths, **readonly_paths;  /* noted: apps get sdpod's own masks */
+        char **masked_paths, **readonly_paths;  /* beyond sdpod's own masks */
         char *cgroups_path;
-        bool have_seccomp;              /* noted: apps get sdpod's own filter */
+        bool have_seccomp;
+        char *seccomp;                  /* linux.seccomp as compact JSON text (seccomp/seccomp-oci.h) */
         OciKeyValue *sysctl;
         size_t n_sysctl;
         bool have_uid_mappings;         /* linux.uidMappings/gidMappings present and not empty */

@@ -395,6 +395,9 @@ static int add_app(TaskService *s, Task *t, const OciSpec *spec, const char *pod
 static int start_pod(TaskService *s, Task *t, const OciSpec *spec, Error **err) {
         PodArgs a;
         int r = oci_spec_pod_args(spec, t->id, &a, err);
+        /* The sandbox's sysctls, in its network namespace, before anything runs there. */
+        if (r >= 0 && (r = oci_spec_apply_sysctls(spec, err)) < 0)
+                pod_args_done(&a);
         if (r < 0)
                 return r;
         _cleanup_image_store_ ImageStore *is = NULL;
@@ -402,6 +405,10 @@ static int start_pod(TaskService *s, Task *t, const OciSpec *spec, Error **err) 
         if (r >= 0)
                 r = shim_pod_start(s->pods, is, &a, t->target.uuid, err);
         pod_args_done(&a);
+        /* Those of its IPC namespace, once it runs (create_undo() removes it on failure). */
+        pid_t leader = 0;
+        if (r >= 0 && (r = shim_pod_leader(s->pods, t->target.uuid, &leader, err)) >= 0)
+                r = oci_spec_apply_ipc_sysctls(spec, leader, err);
         return r;
 }
 

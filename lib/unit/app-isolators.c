@@ -9,6 +9,7 @@
 #include "basic/fs.h"
 #include "basic/strv.h"
 #include "manifest/app-args.h"
+#include "seccomp/seccomp-oci.h"
 #include "unit/app-isolators.h"
 
 static const char *const capability_names[CAPABILITY_LAST + 1] = {
@@ -190,6 +191,9 @@ void app_isolation_done(AppIsolation *i) {
         }
         free(i->devices);
         strv_free(i->rlimits);
+        free(i->seccomp_program);
+        strv_free(i->masked_paths);
+        strv_free(i->readonly_paths);
         *i = (AppIsolation) {};
 }
 
@@ -543,6 +547,84 @@ static int parse_rlimits(const Where *w, struct json_object *v, bool unused, App
         return 0;
 }
 
+static int parse_seccomp_oci(const Where *w, struct json_object *v, bool unused, AppIsolation *iso) {
+        static const char *const keys[] = { "profile", "unconfined", NULL };
+        int r = check_object_keys(w, v, keys);
+        if (r < 0)
+                return r;
+        struct json_object *profile = json_object_object_get(v, "profile"), *unconfined = json_object_object_get(v, "unconfined");
+        if (!profile == !unconfined)
+                return bad(w, "", "expected \"profile\" or \"unconfined\"");
+        if (unconfined && !(json_object_is_type(unconfined, json_type_boolean) && json_object_get_boolean(unconfined)))
+                return bad(w, ".unconfined", "expected true");
+        if (profile) {
+                _cleanup_free_ char *what = NULL;
+                _cleanup_(seccomp_program_done) SeccompProgram p = {};
+                if (asprintf(&what, "%s[%zu].value.profile (%s)", w->field, w->index, w->name) < 0)
+                        return error_sys(w->err, -ENOMEM, "%s", w->field);
+                if ((r = seccomp_oci_compile(profile, what, &p, w->err)) < 0)
+                        return r;
+                if (seccomp_program_to_text(&p, &iso->seccomp_program) < 0)
+                        return error_sys(w->err, -ENOMEM, "%s", w->field);
+        }
+        /* Either replaces sdpod's default filter as a whole. */
+        strv_free(TAKE_PTR(iso->syscalls_allowed));
+        strv_free(TAKE_PTR(iso->syscalls_denied));
+        free(TAKE_PTR(iso->syscall_errno));
+        iso->syscalls_native_only = false;
+        iso->deny_vsock = false;
+        return 0;
+}
+
+/* A path of a spec's maskedPaths or readonlyPaths: absolute, no "..", and
+ * nothing the unit's syntax would read otherwise; /proc and /sys are
+ * where most of them are. */
+static const char *masked_path_problem(const char *path) {
+        const char *problem = absolute_path_problem(path);
+        if (problem)
+                return problem;
+        if (streq(path, "/"))
+                return "not the root";
+        for (const char *p = path; *p; p++) {
+                unsigned char c = (unsigned char) *p;
+                if (c <= ' ' || c == 0x7f || c == '"' || c == '\'' || c == '\\' || c == ':' || c == '%' || c >= 0x80)
+                        return "whitespace, quotes, backslashes, ':', '%', control and non-ASCII characters are not "
+                               "supported";
+        }
+        return NULL;
+}
+
+static int parse_masked_paths(const Where *w, struct json_object *v, bool unused, AppIsolation *iso) {
+        static const char *const keys[] = { "masked", "readonly", NULL };
+        int r = check_object_keys(w, v, keys);
+        if (r < 0)
+                return r;
+        for (size_t k = 0; k < 2; k++) {
+                struct json_object *a = json_object_object_get(v, keys[k]);
+                char ***l = k == 0 ? &iso->masked_paths : &iso->readonly_paths;
+                char sub[64];
+                snprintf(sub, sizeof(sub), ".%s", keys[k]);
+                if (!a)
+                        continue;
+                if (!json_object_is_type(a, json_type_array) || json_object_array_length(a) > 256)
+                        return bad(w, sub, "expected an array of at most 256 paths");
+                for (size_t i = 0; i < json_object_array_length(a); i++) {
+                        struct json_object *e = json_object_array_get_idx(a, i);
+                        const char *s = json_object_is_type(e, json_type_string) ? json_object_get_string(e) : NULL;
+                        const char *problem = !s ? "expected a string"
+                                : strlen(s) != (size_t) json_object_get_string_len(e) ? "contains a NUL byte"
+                                : masked_path_problem(s);
+                        char q[VALUE_QUOTED_MAX];
+                        snprintf(sub, sizeof(sub), ".%s[%zu]", keys[k], i);
+                        if (problem)
+                                return bad(w, sub, "%s: %s", s ? value_quote(s, q) : "", problem);
+                        if (strv_push(l, s) < 0)
+                                return error_sys(w->err, -ENOMEM, "%s", w->field);
+                }
+        }
+        return 0;
+}
+
 typedef struct IsolatorType {
         const char *name;
         int (*parse)(const Where *w, struct json_object *v, bool flag, AppIsolation *iso);
@@ -563,6 +645,10 @@ static const IsolatorType isolator_types[] = {
         { "sdpod/tmpfs", parse_tmpfs, false, 7 },
         { "sdpod/devices", parse_devices, false, 8 },
         { "sdpod/rlimits", parse_rlimits, false, 9 },
+        /* An OCI profile replaces the default filter as the seccomp
+         * isolators do: one of them. */
+        { "sdpod/seccomp-oci", parse_seccomp_oci, false, 4 },
+        { "sdpod/masked-paths", parse_masked_paths, false, 10 },
 };
 
 int app_isolation_parse(const PodIsolator *isolators, size_t n, const char *field, AppIsolation *ret, Error **err) {
@@ -578,8 +664,8 @@ int app_isolation_parse(const PodIsolator *isolators, size_t n, const char *fiel
         };
         if (!iso.syscalls_allowed || !iso.syscalls_denied || !iso.syscall_errno)
                 return error_sys(err, -ENOMEM, "%s", field);
-        size_t seen[10];
-        bool have[10] = {};
+        size_t seen[11];
+        bool have[11] = {};
 
         for (size_t i = 0; i < n; i++) {
                 const PodIsolator *x = &isolators[i];

@@ -24,6 +24,12 @@
  *                                                           in as a volume and a mount)
  *   sdpod/rlimits                    {"limits": ["nofile=1024:4096", ...]}  LimitNOFILE=...
  *                                    (the names of podapp add --rlimit)
+ *   sdpod/seccomp-oci                {"profile": OCI linux.seccomp} | {"unconfined": true}
+ *                                    the profile compiled (seccomp/seccomp-oci.h) and
+ *                                    loaded by app-domain in place of SystemCallFilter=;
+ *                                    or no filter at all
+ *   sdpod/masked-paths               {"masked": [P...], "readonly": [P...]}
+ *                                    InaccessiblePaths=, ReadOnlyPaths= (missing ones skipped)
  *
  * The sdpod/ isolators are sdpod's own (appc has none for them), and are
  * checked as strictly as appc's: an unknown sdpod/ isolator is an error.
@@ -123,6 +129,14 @@ typedef struct AppIsolation {
         AppDevice *devices;
         size_t n_devices;
         char **rlimits;                 /* "nofile=SOFT:HARD" (SOFT alone: both); NULL: the pod's */
+        /* sdpod/seccomp-oci: the profile compiled, as app-domain takes it
+         * (seccomp_program_to_text()); it replaces the systemd filter
+         * above, which is then NULL, as with {"unconfined": true}. */
+        char *seccomp_program;
+        /* sdpod/masked-paths: paths in the app made inaccessible, and made
+         * read-only, beyond sdpod's own (a spec's maskedPaths and
+         * readonlyPaths) */
+        char **masked_paths, **readonly_paths;
 } AppIsolation;
 
 /* Checks isolators (field names them in errors: "apps[0].app.isolators")

@@ -272,6 +272,40 @@ static int rlimits(const AppArgs *a, struct json_object *list, Error **err) {
         return add_isolator(list, "sdpod/rlimits", v) < 0 ? error_sys(err, -ENOMEM, "--rlimit") : 0;
 }
 
+/* The OCI spec's seccomp profile (or none: unconfined), and its masked
+ * and read-only paths: sdpod's own isolators, which app-isolators.c checks
+ * (the profile is compiled there, so a bad one is refused before the pod
+ * has the app). */
+static int oci_confinement(const AppArgs *a, struct json_object *list, Error **err) {
+        if (a->seccomp_profile || a->seccomp_unconfined) {
+                struct json_object *v = json_object_new_object(), *profile = NULL;
+                if (!v)
+                        return error_sys(err, -ENOMEM, "seccomp profile");
+                if (a->seccomp_profile) {
+                        int r = json_parse(a->seccomp_profile, strlen(a->seccomp_profile), "seccomp profile", &profile, err);
+                        if (r < 0) {
+                                json_object_put(v);
+                                return r;
+                        }
+                        json_object_object_add(v, "profile", profile);
+                } else
+                        json_object_object_add(v, "unconfined", json_object_new_boolean(1));
+                if (add_isolator(list, "sdpod/seccomp-oci", v) < 0)
+                        return error_sys(err, -ENOMEM, "seccomp profile");
+        }
+        if (a->masked_paths || a->readonly_paths) {
+                struct json_object *v = json_object_new_object();
+                if (!v || (a->masked_paths && json_add_strv(v, "masked", a->masked_paths) < 0) ||
+                    (a->readonly_paths && json_add_strv(v, "readonly", a->readonly_paths) < 0)) {
+                        json_object_put(v);
+                        return error_sys(err, -ENOMEM, "masked paths");
+                }
+                if (add_isolator(list, "sdpod/masked-paths", v) < 0)
+                        return error_sys(err, -ENOMEM, "masked paths");
+        }
+        return 0;
+}
+
 int app_options_isolators(const AppArgs *a, const char *app, bool host_root, struct json_object **ret, Error **err) {
         struct json_object *list = json_object_new_array();
         if (!list)
@@ -285,6 +319,8 @@ int app_options_isolators(const AppArgs *a, const char *app, bool host_root, str
                 r = devices(a, list, err);
         if (r >= 0)
                 r = rlimits(a, list, err);
+        if (r >= 0)
+                r = oci_confinement(a, list, err);
         if (r >= 0 && a->allow_new_privileges && add_isolator(list, "os/linux/no-new-privileges", json_object_new_boolean(0)) < 0)
                 r = error_sys(err, -ENOMEM, "--no-new-privileges");
         if (r < 0) {

@@ -7,6 +7,7 @@
 #include "basic/fs.h"
 #include "basic/strv.h"
 #include "basic/utf8.h"
+#include "seccomp/seccomp-oci.h"
 #include "unit/app-unit.h"
 #include "unit/rootfs-lookup.h"
 
@@ -543,6 +544,21 @@ static void write_kernel_protection(FILE *f, const PodApp *app) {
         fputc('\n', f);
 }
 
+/* What an OCI spec asks beyond sdpod's own (sdpod/seccomp-oci,
+ * sdpod/masked-paths): its masked and read-only paths (missing ones
+ * skipped, named in the app's root as write_kernel_protection() does),
+ * and its compiled seccomp profile, which app-domain loads last before it
+ * runs the command (it reads SECCOMP_PROGRAM_ENV and removes it). */
+static void write_oci_confinement(FILE *f, const AppUnit *u) {
+        const AppIsolation *iso = &u->isolation;
+        for (char **p = iso->masked_paths; p && *p; p++)
+                fprintf(f, "InaccessiblePaths=-" POD_APPS_DIR "/%s/rootfs%s\n", u->app->name, *p);
+        for (char **p = iso->readonly_paths; p && *p; p++)
+                fprintf(f, "ReadOnlyPaths=-" POD_APPS_DIR "/%s/rootfs%s\n", u->app->name, *p);
+        if (iso->seccomp_program)
+                fprintf(f, "Environment=" SECCOMP_PROGRAM_ENV "=%s\n", iso->seccomp_program);
+}
+
 static void write_syscall_filter(FILE *f, const char *key, char *const *l) {
         if (!l)
                 return;
@@ -623,10 +639,32 @@ static void write_app_root(FILE *f, const AppUnit *u) {
                         u->isolation.tmpfs[i].options);
 }
 
+/* The capabilities app-domain needs to change to the app's user itself
+ * (APP_DOMAIN_IDENTITY_CAPS): setgroups, setresgid, setresuid, then
+ * dropping from the bounding set and loading a seccomp program without
+ * NoNewPrivileges. */
+#define APP_DOMAIN_IDENTITY_CAPS (CAP_BIT(6) /* SETGID */ | CAP_BIT(7) /* SETUID */ | CAP_BIT(8) /* SETPCAP */ | \
+                                  CAP_BIT(21) /* SYS_ADMIN */)
+
+/* Whether app-domain changes to the app's user rather than systemd: for a
+ * user other than root that may gain privileges (os/linux/no-new-privileges
+ * false: allowPrivilegeEscalation, --no-new-privileges=no). systemd sets
+ * NoNewPrivileges for such a user whenever it confines it (a system call
+ * filter, ProtectKernelTunables=...), which set-user-ID programs then
+ * ignore; started as root with CAP_SYS_ADMIN it sets none, and app-domain
+ * takes the bounding set down to the app's before the program runs. */
+static bool identity_in_domain(const AppUnit *u, bool as_root) {
+        return !as_root && !u->isolation.no_new_privileges && u->uid != 0;
+}
+
 /* Who the app runs as, where, with what environment. */
 static int write_app_identity(FILE *f, const AppUnit *u, bool as_root) {
         int r = 0;
-        if (as_root)
+        if (identity_in_domain(u, as_root)) {
+                fputs("WorkingDirectory=", f);
+                write_path(f, u->app->working_directory);
+                fputs("\nUser=0\nGroup=0\n", f);
+        } else if (as_root)
                 fputs("WorkingDirectory=/\nUser=0\nGroup=0\n", f);
         else {
                 fputs("WorkingDirectory=", f);
@@ -644,17 +682,27 @@ static int write_app_identity(FILE *f, const AppUnit *u, bool as_root) {
                 r = write_word(f, *e, false);
                 fputc('\n', f);
         }
+        /* After the app's environment, which must not set it (an image's
+         * ENV): the last assignment wins. */
+        if (identity_in_domain(u, as_root)) {
+                fprintf(f, "Environment=SDPOD_APP_IDENTITY=%" PRIu32 ":%" PRIu32 ":%" PRIx64, (uint32_t) u->uid,
+                        (uint32_t) u->gid, u->isolation.capabilities);
+                for (size_t i = 0; i < u->app->n_supplementary_gids; i++)
+                        fprintf(f, "%c%" PRIu32, i ? ',' : ':', u->app->supplementary_gids[i]);
+                fputc('\n', f);
+        }
         return r;
 }
 
 /* The app's confinement: what any process of it gets, its commands run by
  * sdpod enter and podapp exec included (exec_unit_dropin_render()). */
-static void write_app_confinement(FILE *f, const AppUnit *u) {
+static void write_app_confinement(FILE *f, const AppUnit *u, bool as_root) {
         const AppIsolation *iso = &u->isolation;
         if (iso->no_new_privileges)
                 fputs("NoNewPrivileges=yes\n", f);
-        write_capabilities(f, iso->capabilities);
+        write_capabilities(f, iso->capabilities | (identity_in_domain(u, as_root) ? APP_DOMAIN_IDENTITY_CAPS : 0));
         write_kernel_protection(f, u->app);
+        write_oci_confinement(f, u);
         if (iso->restrict_namespaces)
                 fputs("RestrictNamespaces=yes\n", f);
         write_syscall_filter(f, "SystemCallFilter=", iso->syscalls_allowed);
@@ -790,7 +838,7 @@ int app_unit_render(const AppUnit *u, PodGraph graph, char **ret) {
                                     &tty, NULL);
         write_exec_start(f, u, !tty, &r);
         (tty ? write_tty_output : write_app_output)(f, app);
-        write_app_confinement(f, u);
+        write_app_confinement(f, u, false);
         return text_finish(f, &buf, r, ret);
 }
 
@@ -810,7 +858,7 @@ int exec_unit_dropin_render(const AppUnit *u, AppExecMode mode, char **ret) {
         fputs("\n[Service]\n", f);
         write_app_root(f, u);
         int r = write_app_identity(f, u, mode == APP_EXEC_AS_ROOT);
-        write_app_confinement(f, u);
+        write_app_confinement(f, u, mode == APP_EXEC_AS_ROOT);
         return text_finish(f, &buf, r, ret);
 }
 
@@ -896,7 +944,7 @@ int health_unit_render(const AppUnit *u, char **ret) {
         fprintf(f, "TimeoutStartSec=%" PRIu64 "us\n", u->lifecycle.health_interval_usec);
         write_command(f, "ExecStart=", u->health.path, u->health.argv, &r);
         fprintf(f, "SyslogIdentifier=%s\n", name);
-        write_app_confinement(f, u);
+        write_app_confinement(f, u, false);
         return text_finish(f, &buf, r, ret);
 }
 

@@ -157,6 +157,9 @@ static void test_cri_captured(void) {
         error_free(TAKE_PTR(err));
 }
 
+/* What the CRI lists for a pod without hostPID or hostIPC. */
+#define NAMESPACES "\"namespaces\": [{\"type\": \"pid\"}, {\"type\": \"ipc\"}]"
+
 static void test_cri(void) {
         _cleanup_oci_spec_ OciSpec *sb = load("cri-sandbox-handmade.json"), *c = load("cri-container-volumes.json");
         const char *sandbox_id = NULL;
@@ -208,14 +211,16 @@ static void test_cri(void) {
                 const char *mutation;   /* a member to add to "linux" */
                 const char *message;
         } refused[] = {
-                { "\"sysctl\": {\"net.ipv4.ip_forward\": \"1\"}", "linux.sysctl" },
+                { "\"sysctl\": {\"net.ipv4.ip_forward\": \"1\"}", "linux.sysctl: sysctls of a container" },
+                { "\"namespaces\": [{\"type\": \"ipc\"}]", "hostPID" },
                 { "\"uidMappings\": [{\"containerID\": 0, \"hostID\": 100000, \"size\": 65536}]", "linux.uidMappings" },
                 { "\"devices\": [{\"path\": \"/dev/sda\", \"type\": \"b\", \"major\": 8, \"minor\": 0}]", "/dev/sda" },
                 { "\"resources\": {\"devices\": [{\"allow\": true, \"access\": \"rwm\"}]}", "a privileged container" },
         };
         for (size_t i = 0; i < ELEMENTSOF(refused); i++) {
                 char text[1024];
-                snprintf(text, sizeof(text), "{\"process\": {\"args\": [\"/x\"]}, \"linux\": {%s}}", refused[i].mutation);
+                snprintf(text, sizeof(text), "{\"process\": {\"args\": [\"/x\"]}, \"linux\": {" NAMESPACES ", %s}}",
+                         refused[i].mutation);
                 _cleanup_oci_spec_ OciSpec *s = NULL;
                 ASSERT_EQ_INT(oci_spec_parse(text, strlen(text), &s, NULL), 0);
                 ASSERT_EQ_INT(oci_spec_app_args(s, "x", "/r", NULL, NULL, NULL, &a, &err), -EOPNOTSUPP);
@@ -223,7 +228,8 @@ static void test_cri(void) {
                 error_free(TAKE_PTR(err));
         }
         static const char *const other_mount =
-                "{\"process\": {\"args\": [\"/x\"]}, \"mounts\": [{\"destination\": \"/m\", \"type\": \"nfs\", \"source\": \"h:/e\"}]}";
+                "{\"process\": {\"args\": [\"/x\"]}, \"linux\": {" NAMESPACES "}, \"mounts\": [{\"destination\": \"/m\", "
+                "\"type\": \"nfs\", \"source\": \"h:/e\"}]}";
         _cleanup_oci_spec_ OciSpec *s = NULL;
         ASSERT_EQ_INT(oci_spec_parse(other_mount, strlen(other_mount), &s, NULL), 0);
         ASSERT_EQ_INT(oci_spec_app_args(s, "x", "/r", NULL, NULL, NULL, &a, &err), -EOPNOTSUPP);
@@ -231,7 +237,7 @@ static void test_cri(void) {
         error_free(TAKE_PTR(err));
         /* The default device rules of ctr's spec are fine. */
         static const char *const std_devices =
-                "{\"process\": {\"args\": [\"/x\"]}, \"linux\": {\"resources\": {\"devices\": ["
+                "{\"process\": {\"args\": [\"/x\"]}, \"linux\": {" NAMESPACES ", \"resources\": {\"devices\": ["
                 "{\"allow\": false, \"access\": \"rwm\"}, {\"allow\": true, \"type\": \"c\", \"major\": 1, \"minor\": 3, \"access\": \"rwm\"},"
                 "{\"allow\": true, \"type\": \"c\", \"major\": 136, \"access\": \"rwm\"}, {\"allow\": true, \"type\": \"b\", \"access\": \"m\"}]}}}";
         _cleanup_oci_spec_ OciSpec *d = NULL;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The fly flavor's filter (seccomp/seccomp-default.h): the @groups of
+/* The fly flavor's filter (fly/fly-seccomp.h): the @groups of
  * unit/app-isolators.h expand to what systemd gives them, and a loaded
  * filter refuses and allows what the nspawn flavor's systemd would. */
 #include <errno.h>
@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "basic/strv.h"
-#include "seccomp/seccomp-default.h"
+#include "fly/fly-seccomp.h"
 #include "tests.h"
 
 static void test_expand(void) {

@@ -6,8 +6,8 @@
 #include <sys/socket.h>
 
 #include "basic/strv.h"
-#include "seccomp/seccomp-default.h"
-#include "seccomp/syscall-groups.h"
+#include "fly/fly-seccomp.h"
+#include "fly/syscall-groups.h"
 
 #ifndef CLONE_NEWTIME
 #define CLONE_NEWTIME 0x00000080
