@@ -9,7 +9,7 @@
 static const char list_usage[] =
         "Usage: sdpod volume list [--format=table|json] [--no-legend]\n"
         "\n"
-        "Lists the named volumes (--volume=NAME,kind=named or -v NAME:PATH).\n";
+        "Lists the named volumes (kind=named, or -v NAME:PATH).\n";
 
 static const char inspect_usage[] =
         "Usage: sdpod volume inspect NAME...\n"
@@ -168,7 +168,7 @@ static const char volume_usage[] =
         "Usage: sdpod volume COMMAND [ARGS...]\n"
         "\n"
         "Named volumes: directories sdpod keeps under the data directory, made by\n"
-        "the first pod that names one (--volume=NAME,kind=named or -v NAME:PATH).\n"
+        "the first pod that names one (a volume of kind=named, or -v NAME:PATH).\n"
         "\n"
         "Commands:\n"
         "  list          list named volumes\n"
