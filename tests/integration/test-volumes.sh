@@ -80,6 +80,40 @@ assert_contains "a taken range is refused, naming its owner" "$ERR" "name:intrud
 rm -f "$DATA/private-users/$BC" "$DATA/id-ranges/clash"
 
 # ---------------------------------------------------------------------------
+echo "# the pods of a definition keep its range and its named volume"
+# ---------------------------------------------------------------------------
+# What the definition's service runs on each start (sdpod-pod-generator(8)),
+# run twice as systemd would.
+[ -x "${SDPOD_POD_GENERATOR:-}" ] || die "SDPOD_POD_GENERATOR is not set (meson sets it)"
+mkdir -p "$T/gen/etc/sdpod/pods" "$T/gen/out"
+cat >"$T/gen/etc/sdpod/pods/keeper.pod" <<'EOF'
+[Pod]
+Volume=store,kind=named,source=keeperdata
+
+[App]
+Image=busybox
+Exec=/bin/sh -c "echo x >>/store/n"
+Mount=volume=store,target=/store
+EOF
+SDPOD_POD_GENERATOR_ROOT="$T/gen" "$SDPOD_POD_GENERATOR" "$T/gen/out" "$T/gen/early" "$T/gen/late" 2>"$T/gen/log" ||
+	die "sdpod-pod-generator failed: $(cat "$T/gen/log")"
+exec_start=$(sed -n 's/^ExecStart=//p' "$T/gen/out/keeper.service")
+# The unit's sdpod (the installed one) is this test's, on its data
+# directory; systemd's "$$" is "$".
+def_args=$(sed 's/\$\$/$/g' <<<"${exec_start#* }")
+def_run() { eval "sd $def_args" >"$T/run.out" 2>&1; }
+def_run || true
+D1=$(sd list --format=json | jq -r '.[] | select(.name == "keeper") | .uuid')
+DB1=$(base_of "$D1")
+def_run || true
+D2=$(sd list --format=json | jq -r '.[] | select(.name == "keeper") | .uuid')
+assert_ne "each start of the definition is a new pod" "$D1" "$D2"
+assert_eq "with the range of the first" "$DB1" "$(base_of "$D2")"
+assert_eq "and its data: the second pod wrote after the first" "x x" "$(tr '\n' ' ' <"$DATA/volumes/keeperdata/data/n" | sed 's/ $//')"
+remove_all_pods
+sd volume rm keeperdata >/dev/null
+
+# ---------------------------------------------------------------------------
 echo "# named volumes keep their data across the pods of a name"
 # ---------------------------------------------------------------------------
 run_pod V1 --name=db -v pgdata:/data busybox --exec=/bin/sh -- -c 'echo kept >/data/f && id -u >/data/who'
