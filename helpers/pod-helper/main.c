@@ -128,7 +128,7 @@ static void wait_relay(const char *app) {
 static int reap(const char *app) {
         Error *err = NULL;
         wait_relay(app);
-        char unit[256], buf[16];
+        char unit[256], buf[POD_APP_RECORD_SIZE + 1];
         snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app);
         _cleanup_bus_ sd_bus *bus = NULL;
         ServiceExit x;
@@ -139,7 +139,7 @@ static int reap(const char *app) {
                 return 0;
         }
         _cleanup_close_ int dir = open_status_dir(&err);
-        snprintf(buf, sizeof(buf), "%d\n", x.exit_status);
+        pod_app_exit_format(buf, x.exit_status);
         if (dir < 0)
                 return fail(err);
         if (pod_app_record_write_at(dir, app, buf, &err) < 0)
@@ -167,7 +167,7 @@ static int reap(const char *app) {
  * 10 s, so that an app that fails at once does not spin. */
 static int restarting(const char *app) {
         Error *err = NULL;
-        char unit[256], buf[32];
+        char unit[256], buf[POD_APP_RECORD_SIZE + 1];
         snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app);
         _cleanup_bus_ sd_bus *bus = NULL;
         ServiceExit x;
@@ -180,7 +180,7 @@ static int restarting(const char *app) {
                 return fail(err);
         char file[128];
         snprintf(file, sizeof(file), "%s" POD_APP_RESTARTS_SUFFIX, app);
-        snprintf(buf, sizeof(buf), "%u %d\n", x.restarts, x.exit_status);
+        pod_app_restarts_format(buf, x.restarts, x.exit_status);
         if (pod_app_record_write_at(dir, file, buf, &err) < 0)
                 return fail(err);
         uint64_t msec = APP_RESTART_SEC_MIN_MSEC;
@@ -267,7 +267,7 @@ static int health(const char *app, bool ok) {
         _cleanup_pod_manifest_ PodManifest *m = NULL;
         _cleanup_(app_lifecycle_done) AppLifecycle l = {};
         _cleanup_bus_ sd_bus *bus = NULL;
-        char unit[256], file[128], buf[64];
+        char unit[256], file[128], buf[POD_APP_RECORD_SIZE + 1];
         snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app);
         UnitState st;
         if (load_lifecycle(app, &m, &l, &err) < 0 || bus_open_systemd_private(SYSTEMD_PRIVATE_SOCKET, &bus, &err) < 0 ||
@@ -291,8 +291,7 @@ static int health(const char *app, bool ok) {
                 }
         }
         snprintf(file, sizeof(file), "%s" POD_APP_HEALTH_SUFFIX, app);
-        snprintf(buf, sizeof(buf), "%s %u %llu\n", pod_app_health_to_string(h.state), h.failures,
-                 (unsigned long long) h.run_usec);
+        pod_app_health_format(buf, &h);
         if (pod_app_record_write_at(dir, file, buf, &err) < 0)
                 return fail(err);
         if (!became_unhealthy || l.health_on_failure == APP_HEALTH_NONE) {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 
 #include "basic/fs.h"
@@ -127,15 +128,39 @@ int pod_app_record_write_at(int status_fd, const char *file, const char *text, E
         return 0;
 }
 
-/* A decimal number from min to max, then sep (or the end). */
-static const char *parse_number(const char *s, long min, long max, char sep, long *ret) {
+void pod_app_exit_format(char buf[static POD_APP_RECORD_SIZE + 1], int exit_status) {
+        snprintf(buf, POD_APP_RECORD_SIZE + 1, "%d\n", exit_status);
+}
+
+void pod_app_restarts_format(char buf[static POD_APP_RECORD_SIZE + 1], unsigned restarts, int exit_status) {
+        snprintf(buf, POD_APP_RECORD_SIZE + 1, "%u %d\n", restarts, exit_status);
+}
+
+void pod_app_health_format(char buf[static POD_APP_RECORD_SIZE + 1], const PodAppHealthRecord *h) {
+        snprintf(buf, POD_APP_RECORD_SIZE + 1, "%s %u %llu\n", pod_app_health_to_string(h->state), h->failures,
+                 (unsigned long long) h->run_usec);
+}
+
+/* A decimal number from min to max (digits only: no sign, no blanks, as
+ * the writer writes it), then sep (or the end). */
+static const char *parse_number_u64(const char *s, uint64_t min, uint64_t max, char sep, uint64_t *ret) {
+        if (*s < '0' || *s > '9')
+                return NULL;
         char *end;
         errno = 0;
-        long v = strtol(s, &end, 10);
-        if (errno || end == s || (*end && *end != sep) || v < min || v > max)
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno || (*end && *end != sep) || v < min || v > max)
                 return NULL;
         *ret = v;
         return *end ? end + 1 : end;
+}
+
+static const char *parse_number(const char *s, long min, long max, char sep, long *ret) {
+        uint64_t v;
+        const char *end = parse_number_u64(s, (uint64_t) min, (uint64_t) max, sep, &v);
+        if (end)
+                *ret = (long) v;
+        return end;
 }
 
 int pod_app_exit_read_at(int status_fd, const char *name, PodAppExit *ret) {
@@ -178,20 +203,22 @@ const char *pod_app_health_to_string(PodAppHealth h) {
 }
 
 int pod_app_health_read_at(int status_fd, const char *name, PodAppHealthRecord *ret) {
-        char buf[POD_APP_RECORD_SIZE + 1], file[128], word[16];
+        char buf[POD_APP_RECORD_SIZE + 1], file[128];
         uint64_t usec;
         snprintf(file, sizeof(file), "%s" POD_APP_HEALTH_SUFFIX, name);
         int r = read_record_at(status_fd, file, buf, &usec);
         if (r < 0)
                 return r;
-        unsigned failures;
-        unsigned long long run;
-        int end = 0;
-        if (sscanf(buf, "%15s %u %llu%n", word, &failures, &run, &end) != 3 || (buf[end] && !streq(buf + end, "\n")))
+        /* "STATE FAILURES RUN_USEC\n", each number in its type's range. */
+        size_t n = strcspn(buf, " ");
+        uint64_t failures, run;
+        const char *p = buf[n] == ' ' ? parse_number_u64(buf + n + 1, 0, UINT_MAX, ' ', &failures) : NULL;
+        const char *end = p ? parse_number_u64(p, 0, UINT64_MAX, '\n', &run) : NULL;
+        if (!end || *end)
                 return -EBADMSG;
         for (size_t i = 0; i < ELEMENTSOF(health_names); i++)
-                if (streq(word, health_names[i])) {
-                        *ret = (PodAppHealthRecord) { .state = (PodAppHealth) i, .failures = failures, .run_usec = run };
+                if (strlen(health_names[i]) == n && strncmp(buf, health_names[i], n) == 0) {
+                        *ret = (PodAppHealthRecord) { .state = (PodAppHealth) i, .failures = (unsigned) failures, .run_usec = run };
                         return 0;
                 }
         return -EBADMSG;

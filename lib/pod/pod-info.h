@@ -98,6 +98,13 @@ int pod_app_records_reserve_at(int status_fd, const PodManifest *m, const PodApp
  * as a new file (which needs space); errors name the file. */
 int pod_app_record_write_at(int status_fd, const char *file, const char *text, Error **err);
 
+/* The records' texts as their writer (the stage1's pod-helper) writes them
+ * and the readers above take them: one format each, kept beside its
+ * parser (and fuzzed together: tests/fuzz/fuzz-pod-records.c). */
+void pod_app_exit_format(char buf[static POD_APP_RECORD_SIZE + 1], int exit_status);
+void pod_app_restarts_format(char buf[static POD_APP_RECORD_SIZE + 1], unsigned restarts, int exit_status);
+void pod_app_health_format(char buf[static POD_APP_RECORD_SIZE + 1], const PodAppHealthRecord *h);
+
 /* The image ids every pod refers to, in every state: image gc keeps their
  * trees, which pods use as the lower layer of their apps' roots. */
 int pod_store_image_ids(PodStore *s, char ***ret, Error **err);
