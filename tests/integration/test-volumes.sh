@@ -70,6 +70,11 @@ assert_eq "a pod of the name after them has it still" "$B1" "$(base_of "$P4")"
 run_pod P5 --name=other busybox --exec=/bin/true
 assert_ne "another name has another range" "$B1" "$(base_of "$P5")"
 sd rm "$P3" "$P4" "$P5" >/dev/null
+# Its record removed, the name's range is given back by gc.
+rm "$DATA/id-ranges/svc"
+assert_exit 0 sd gc
+assert_file_absent "$DATA/private-users/$B1"
+assert_eq "and for the machine" "" "$(grep -lx "name:svc" "/run/sdpod/private-users/$B1" 2>/dev/null)"
 # A name's range claimed by someone else: refused, the owner named.
 run_pod P6 --name=clash busybox --exec=/bin/true
 BC=$(base_of "$P6")
