@@ -161,9 +161,14 @@ static int mount_volume(const RunContext *c, const PodVolume *v, Error **err) {
         }
         /* Open until we exit, as the range's hold: a named volume's lock. */
         int hold;
-        if ((r = pod_volume_start(c->data, v, &o, &c->userns, &hold, err)) < 0)
+        _cleanup_close_ int source_fd = -1;
+        if ((r = pod_volume_start(c->data, v, &o, &c->userns, &hold, &source_fd, err)) < 0)
                 return r;
         (void) hold;
+        /* What was checked is what is bound: the directory opened. */
+        char source_path[64];
+        if (source_fd >= 0)
+                snprintf(source_path, sizeof(source_path), "/proc/self/fd/%d", source_fd);
         /* nodev: what the pod writes there (root of a --private-users=no
          * pod with --cap-add=MKNOD) or what lies there opens no device;
          * a volume that is a device node itself is the operator's grant
@@ -171,7 +176,9 @@ static int mount_volume(const RunContext *c, const PodVolume *v, Error **err) {
          * wrote: nosuid too. */
         unsigned long flags = (v->read_only ? MS_RDONLY : 0) | (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? 0 : MS_NODEV) |
                               (o.named[0] ? MS_NOSUID : 0);
-        return mount_bind(v->source, target, flags, err) < 0 ? error_prefix(err, "volume %s", v->name) : 0;
+        return mount_bind(source_fd >= 0 ? source_path : v->source, target, flags, err) < 0
+                       ? error_prefix(err, "volume %s", v->name)
+                       : 0;
 }
 
 /* systemd-nspawn keeps a directory per machine in /run/systemd/nspawn/

@@ -315,7 +315,7 @@ static int start_chown(const PodVolume *v, const PodVolumeOptions *o, const PodU
 }
 
 static int start_named(const char *data, const PodVolume *v, const PodVolumeOptions *o, const PodUserns *u,
-                       int *ret_hold, Error **err) {
+                       int *ret_hold, int *ret_source, Error **err) {
         _cleanup_close_ int fd = open_volume(data, o->named, err);
         if (fd < 0)
                 return error_prefix(err, "volume %s", v->name);
@@ -364,16 +364,17 @@ static int start_named(const char *data, const PodVolume *v, const PodVolumeOpti
                         return error_sys(err, -errno, "volume %s: cannot lock named volume %s", v->name, o->named);
         }
         *ret_hold = TAKE_FD(fd);
+        *ret_source = TAKE_FD(dfd);
         return 0;
 }
 
 int pod_volume_start(const char *data, const PodVolume *v, const PodVolumeOptions *o, const PodUserns *u,
-                     int *ret_hold, Error **err) {
-        *ret_hold = -1;
+                     int *ret_hold, int *ret_source, Error **err) {
+        *ret_hold = *ret_source = -1;
         if (v->kind != POD_VOLUME_HOST)
                 return 0;
         if (o->named[0])
-                return start_named(data, v, o, u, ret_hold, err);
+                return start_named(data, v, o, u, ret_hold, ret_source, err);
         if (o->chown && !v->read_only)
                 return start_chown(v, o, u, err);
         return 0;

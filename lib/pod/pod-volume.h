@@ -75,9 +75,10 @@ int named_volume_ensure(const char *data, const char *name, char **ret_source, E
 
 /* At the start of a pod whose range is u: the ownership of volume v (of
  * options o) set as above. *ret_hold gets an fd to keep open while the pod
- * runs (a named volume's lock), or -1. */
+ * runs (a named volume's lock), or -1; *ret_source the directory to bind,
+ * opened without following links (a named volume's data/), or -1. */
 int pod_volume_start(const char *data, const PodVolume *v, const PodVolumeOptions *o, const PodUserns *u,
-                     int *ret_hold, Error **err);
+                     int *ret_hold, int *ret_source, Error **err);
 
 /* Binds source at target, idmapped by userns_fd (the pod's: the owners on
  * disk seen in the pod as they are), nosuid and nodev always. */
