@@ -25,6 +25,7 @@ static const char usage[] =
         "  stats         show the CPU, memory, pids and block I/O of running pods\n"
         "  rm            remove exited, prepared or failed pods\n"
         "  gc            collect exited and failed pods\n"
+        "  volume        list, inspect and remove named volumes\n"
         "\n"
         "Global options:\n"
         "  --dir=PATH  data directory (default: $SDPOD_DIR, or " SDPOD_DEFAULT_DIR ")\n"
@@ -50,6 +51,7 @@ static const Verb verbs[] = {
         { "stats", verb_stats, NULL },
         { "rm", verb_rm, NULL },
         { "gc", verb_gc, NULL },
+        { "volume", verb_volume, NULL },
         {},
 };
 

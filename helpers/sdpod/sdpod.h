@@ -22,3 +22,4 @@ int verb_run_prepared(int argc, char **argv);
 int verb_run(int argc, char **argv);
 int verb_stop(int argc, char **argv);
 int verb_enter(int argc, char **argv);
+int verb_volume(int argc, char **argv);

@@ -111,32 +111,51 @@ int volume_arg_parse(const char *s, VolumeArg *ret, Error **err) {
         char *save = NULL;
         for (char *item = strtok_r(copy, ",", &save); item && r >= 0; item = strtok_r(NULL, ",", &save)) {
                 const char *val;
+                bool *flag = NULL;
                 if (!v.name && !strchr(item, '='))
                         r = (v.name = strdup(item)) ? 0 : -ENOMEM;
                 else if ((val = key_value(item, "name")) && !v.name)
                         r = (v.name = strdup(val)) ? 0 : -ENOMEM;
                 else if ((val = key_value(item, "kind"))) {
+                        v.named = false;
                         if (streq(val, "host"))
                                 v.kind = POD_VOLUME_HOST;
                         else if (streq(val, "empty"))
                                 v.kind = POD_VOLUME_EMPTY;
-                        else
-                                r = error_set(err, -EINVAL, "--volume=%s: kind \"%s\" is not one of host, empty", s, val);
+                        else if (streq(val, "named")) {
+                                v.kind = POD_VOLUME_HOST;
+                                v.named = true;
+                        } else
+                                r = error_set(err, -EINVAL, "--volume=%s: kind \"%s\" is not one of host, empty, named", s, val);
                         have_kind = true;
                 } else if ((val = key_value(item, "source")) && !v.source)
                         r = (v.source = strdup(val)) ? 0 : -ENOMEM;
-                else if ((val = key_value(item, "readOnly"))) {
-                        if (!parse_bool(val, &v.read_only))
-                                r = error_set(err, -EINVAL, "--volume=%s: readOnly \"%s\" is not true or false", s, val);
+                else if ((val = key_value(item, "readOnly")) || (val = key_value(item, "chown")) ||
+                         (val = key_value(item, "idmap"))) {
+                        flag = startswith(item, "readOnly") ? &v.read_only : startswith(item, "chown") ? &v.chown : &v.idmap;
+                        if (!parse_bool(val, flag))
+                                r = error_set(err, -EINVAL, "--volume=%s: %.*s \"%s\" is not true or false", s,
+                                              (int) (val - 1 - item), item, val);
                 } else
-                        r = error_set(err, -EINVAL, "--volume=%s: unexpected \"%s\" (expected NAME,kind=host|empty,source=PATH,readOnly=true|false)", s, item);
+                        r = error_set(err, -EINVAL, "--volume=%s: unexpected \"%s\" (expected NAME,kind=host|empty|named,"
+                                      "source=PATH,readOnly=true|false,chown=true|false,idmap=true|false)", s, item);
         }
         if (r >= 0 && !v.name)
                 r = error_set(err, -EINVAL, "--volume=%s: missing the volume name", s);
-        else if (r >= 0 && v.kind == POD_VOLUME_HOST && !v.source)
+        else if (r >= 0 && v.named && !v.source && !(v.source = strdup(v.name)))
+                r = -ENOMEM;
+        if (r < 0)
+                ;
+        else if (v.kind == POD_VOLUME_HOST && !v.source)
                 r = error_set(err, -EINVAL, "--volume=%s: a %s volume needs source=PATH", s, have_kind ? "host" : "host (the default kind)");
-        else if (r >= 0 && v.kind == POD_VOLUME_EMPTY && v.source)
+        else if (v.kind == POD_VOLUME_EMPTY && v.source)
                 r = error_set(err, -EINVAL, "--volume=%s: an empty volume has no source", s);
+        else if (v.named && (strchr(v.source, '/') || streq(v.source, ".") || streq(v.source, "..") || !*v.source))
+                r = error_set(err, -EINVAL, "--volume=%s: a named volume's source is its name, not a path", s);
+        else if ((v.chown || v.idmap) && (v.kind != POD_VOLUME_HOST || v.named))
+                r = error_set(err, -EINVAL, "--volume=%s: chown and idmap are for volumes of kind host", s);
+        else if (v.chown && v.idmap)
+                r = error_set(err, -EINVAL, "--volume=%s: chown=true and idmap=true exclude each other", s);
         if (r == -ENOMEM)
                 r = error_sys(err, r, "--volume");
         if (r < 0) {
@@ -145,6 +164,71 @@ int volume_arg_parse(const char *s, VolumeArg *ret, Error **err) {
                 return r;
         }
         *ret = v;
+        return 0;
+}
+
+int short_volume_arg_parse(PodArgs *pod, AppArgs *app, const char *s, Error **err) {
+        _cleanup_free_ char *copy = strdup(s);
+        if (!copy)
+                return error_sys(err, -ENOMEM, "-v");
+        char *dst = strchr(copy, ':'), *opts = NULL;
+        if (!dst || dst == copy)
+                return error_set(err, -EINVAL, "-v %s: expected SOURCE:DESTINATION[:OPTIONS]", s);
+        *dst++ = 0;
+        if ((opts = strchr(dst, ':')))
+                *opts++ = 0;
+        const char *problem = absolute_path_problem(dst);
+        if (problem || streq(dst, "/"))
+                return error_set(err, -EINVAL, "-v %s: destination %s: %s", s, dst, problem ?: "not on the app's root");
+        VolumeArg v = { .kind = POD_VOLUME_HOST, .named = copy[0] != '/' };
+        char *save = NULL;
+        for (char *o = opts ? strtok_r(opts, ",", &save) : NULL; o; o = strtok_r(NULL, ",", &save)) {
+                if (streq(o, "ro") || streq(o, "rw"))
+                        v.read_only = streq(o, "ro");
+                else if (streq(o, "U"))
+                        v.chown = true;
+                else if (streq(o, "idmap"))
+                        v.idmap = true;
+                else
+                        return error_set(err, -EINVAL, "-v %s: option \"%s\" is not one of ro, rw, U, idmap", s, o);
+        }
+        if (v.named && (v.chown || v.idmap))
+                return error_set(err, -EINVAL, "-v %s: U and idmap are for host directories (a named volume is "
+                                 "owned by its pod's range already)", s);
+        if (v.chown && v.idmap)
+                return error_set(err, -EINVAL, "-v %s: U and idmap exclude each other", s);
+        if ((problem = v.named ? NULL : absolute_path_problem(copy)))
+                return error_set(err, -EINVAL, "-v %s: source %s: %s", s, copy, problem);
+        /* The pod's name of it: v1, v2, ... (an ACName), the first free. */
+        char name[32];
+        for (size_t k = pod->n_volumes + 1;; k++) {
+                snprintf(name, sizeof(name), "v%zu", k);
+                bool taken = false;
+                for (size_t i = 0; i < pod->n_volumes && !taken; i++)
+                        taken = streq(pod->volumes[i].name, name);
+                if (!taken)
+                        break;
+        }
+        VolumeArg *l = reallocarray(pod->volumes, pod->n_volumes + 1, sizeof(VolumeArg));
+        if (!l)
+                return error_sys(err, -ENOMEM, "-v");
+        pod->volumes = l;
+        MountArg *ml = reallocarray(app->mounts, app->n_mounts + 1, sizeof(MountArg));
+        if (!ml)
+                return error_sys(err, -ENOMEM, "-v");
+        app->mounts = ml;
+        v.name = strdup(name);
+        v.source = strdup(copy);
+        MountArg m = { .volume = strdup(name), .target = strdup(dst) };
+        if (!v.name || !v.source || !m.volume || !m.target) {
+                free(v.name);
+                free(v.source);
+                free(m.volume);
+                free(m.target);
+                return error_sys(err, -ENOMEM, "-v");
+        }
+        l[pod->n_volumes++] = v;
+        ml[app->n_mounts++] = m;
         return 0;
 }
 
@@ -664,6 +748,11 @@ int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, 
                         continue;
                 }
                 const char *opt = startswith(a, "--");
+                if (streq(a, "-v") && pod_options) {
+                        r = i + 1 < argc ? short_volume_arg_parse(&pod, app, argv[++i], err)
+                                         : error_set(err, -EINVAL, "option \"-v\" needs a value");
+                        continue;
+                }
                 if (!opt && a[0] == '-' && a[1]) {
                         /* Not an image: an option, of which these have
                          * only long ones. */

@@ -20,9 +20,12 @@
 
 typedef struct VolumeArg {
         char *name;
-        PodVolumeKind kind;
-        char *source;
+        PodVolumeKind kind;     /* a named volume is a host one: sdpod's directory */
+        char *source;           /* host: the path; named: the named volume's name */
         bool read_only;
+        bool named;             /* kind=named: kept by sdpod (pod/pod-volume.h) */
+        bool chown;             /* chown=true: given to the pod's range at each start */
+        bool idmap;             /* idmap=true: an idmapped mount, owners as they are */
 } VolumeArg;
 
 typedef struct MountArg {
@@ -163,3 +166,7 @@ int rlimit_arg_check(const char *s, Error **err);
 int volume_arg_parse(const char *s, VolumeArg *ret, Error **err);
 /* "volume=NAME,target=PATH" */
 int mount_arg_parse(const char *s, MountArg *ret, Error **err);
+/* -v SRC:DST[:OPTIONS] (podman's): a volume (SRC an absolute path: a host
+ * one; else a named volume's name) of pod, and its mount at DST in app.
+ * OPTIONS, comma-separated: ro, rw, U (chown=true), idmap. */
+int short_volume_arg_parse(PodArgs *pod, AppArgs *app, const char *s, Error **err);

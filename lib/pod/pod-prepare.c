@@ -15,6 +15,7 @@
 #include "pod/pod-prepare.h"
 #include "pod/pod-ref.h"
 #include "pod/pod-userns.h"
+#include "pod/pod-volume.h"
 #include "pod/stage1.h"
 #include "unit/app-options.h"
 #include "unit/app-unit.h"
@@ -82,21 +83,69 @@ static int as_usage_error(Error **err, int r) {
         return -EINVAL;
 }
 
-static int add_volumes(PodManifest *m, const PodArgs *args, Error **err) {
+static int add_volumes(PodManifest *m, const char *data, const PodArgs *args, Error **err) {
         for (size_t i = 0; i < args->n_volumes; i++) {
                 const VolumeArg *v = &args->volumes[i];
-                if (v->kind == POD_VOLUME_HOST) {
+                _cleanup_free_ char *named_source = NULL;
+                if (v->idmap && args->no_private_users)
+                        return error_set(err, -EINVAL, "--volume=%s: idmap=true needs the pod's user namespace (not "
+                                         "--private-users=no)", v->name);
+                if (v->named) {
+                        /* sdpod's own directory, made on first use. */
+                        int r = named_volume_ensure(data, v->source, &named_source, err);
+                        if (r < 0)
+                                return error_prefix(err, "--volume=%s", v->name);
+                } else if (v->kind == POD_VOLUME_HOST) {
                         if (v->source[0] != '/')
                                 return error_set(err, -EINVAL, "volume %s: source \"%s\" is not an absolute path", v->name, v->source);
                         if (access(v->source, F_OK) < 0)
                                 return error_sys(err, errno == ENOENT ? -ENOENT : -errno, "volume %s: source %s", v->name, v->source);
                 }
-                PodVolume pv = { .name = v->name, .kind = v->kind, .source = v->source, .read_only = v->read_only, .mode = 0755 };
+                PodVolume pv = { .name = v->name, .kind = v->kind, .source = named_source ?: v->source,
+                                 .read_only = v->read_only, .mode = 0755 };
                 int r = pod_manifest_add_volume(m, &pv, err);
                 if (r < 0)
                         return as_usage_error(err, error_prefix(err, "--volume=%s", v->name));
         }
         return 0;
+}
+
+/* The annotation of named, chown=true and idmap=true volumes (pod-volume.h),
+ * with the ids of the first app that mounts each (uids[i], gids[i] of app
+ * i). */
+static int volumes_annotation(PodManifest *m, const PodArgs *args, const uid_t *uids, const gid_t *gids, Error **err) {
+        _cleanup_json_ struct json_object *all = json_object_new_object();
+        if (!all)
+                return error_sys(err, -ENOMEM, "volumes");
+        bool any = false;
+        for (size_t i = 0; i < args->n_volumes; i++) {
+                const VolumeArg *v = &args->volumes[i];
+                if (!v->named && !v->chown && !v->idmap)
+                        continue;
+                uint32_t uid = 0, gid = 0;
+                bool found = false;
+                for (size_t a = 0; a < m->n_apps && !found; a++)
+                        for (size_t k = 0; k < m->apps[a].n_mounts && !found; k++)
+                                if (streq(m->apps[a].mounts[k].volume, v->name)) {
+                                        uid = uids[a];
+                                        gid = gids[a];
+                                        found = true;
+                                }
+                struct json_object *o = json_object_new_object();
+                if (!o || json_object_object_add(all, v->name, o) < 0) {
+                        json_object_put(o);
+                        return error_sys(err, -ENOMEM, "volumes");
+                }
+                int r = v->named ? json_add_string(o, "named", v->source)
+                                 : json_object_object_add(o, v->chown ? "chown" : "idmap", json_object_new_boolean(1));
+                if (r >= 0 && !v->idmap)
+                        r = json_object_object_add(o, "uid", json_object_new_int64(uid)) ?:
+                            json_object_object_add(o, "gid", json_object_new_int64(gid));
+                if (r < 0)
+                        return error_sys(err, -ENOMEM, "volumes");
+                any = true;
+        }
+        return any ? pod_manifest_set_annotation(m, POD_ANNOTATION_VOLUMES, json_to_text(all, false), err) : 0;
 }
 
 /* The volume of a --device: the host's node PATH, bound read-only into the
@@ -295,7 +344,8 @@ static int ensure_tree(ImageStore *is, const PodApp *app, Error **err) {
  * group, the isolators), checked now against the image's tree, so that an
  * app that cannot start is refused before a pod exists. In a pod with a
  * user namespace, an app's ids must be of it. */
-static int check_app(ImageStore *is, const PodManifest *m, size_t i, bool userns, Error **err) {
+static int check_app(ImageStore *is, const PodManifest *m, size_t i, bool userns, uid_t *ret_uid, gid_t *ret_gid,
+                     Error **err) {
         const PodApp *app = &m->apps[i];
         int r = ensure_tree(is, app, err);
         if (r < 0)
@@ -318,6 +368,10 @@ static int check_app(ImageStore *is, const PodManifest *m, size_t i, bool userns
                         (*err)->code = -EINVAL;
                 return error_prefix(err, "app %s", app->name);
         }
+        if (ret_uid)
+                *ret_uid = u->uid;
+        if (ret_gid)
+                *ret_gid = u->gid;
         return 0;
 }
 
@@ -326,7 +380,7 @@ int pod_check_prepared(const PodStore *ps, ImageStore *is, Pod *p, Error **err) 
         int r = pod_manifest_read_at(p->fd, "pod", "pod manifest", &m, err);
         const char *private_users = r >= 0 ? pod_manifest_get_annotation(m, POD_ANNOTATION_PRIVATE_USERS) : NULL;
         for (size_t i = 0; r >= 0 && i < m->n_apps; i++)
-                r = check_app(is, m, i, !streq_ptr(private_users, "no"), err);
+                r = check_app(is, m, i, !streq_ptr(private_users, "no"), NULL, NULL, err);
         if (r < 0) {
                 /* Not the command line's fault here: the manifest's. */
                 if (r == -EINVAL && err && *err)
@@ -353,7 +407,7 @@ int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **re
         format_timestamp(now_usec(), created);
         if ((r = pod_manifest_set_annotation(m, POD_ANNOTATION_CREATED, created, err)) < 0)
                 return r;
-        if ((r = add_volumes(m, args, err)) < 0 || (r = pod_net_args_apply(&args->net, m, err)) < 0)
+        if ((r = add_volumes(m, is->root, args, err)) < 0 || (r = pod_net_args_apply(&args->net, m, err)) < 0)
                 return r;
         for (size_t i = 0; i < args->n_lifecycle; i++)
                 if ((r = pod_manifest_set_annotation(m, args->lifecycle[i].name, args->lifecycle[i].value, err)) < 0)
@@ -370,9 +424,13 @@ int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **re
                 if ((r = add_app(m, is, a, NULL, !args->no_private_users, true, err)) < 0)
                         return r;
         }
+        uid_t uids[m->n_apps + 1];
+        gid_t gids[m->n_apps + 1];
         for (size_t i = 0; i < m->n_apps; i++)
-                if ((r = check_app(is, m, i, !args->no_private_users, err)) < 0)
+                if ((r = check_app(is, m, i, !args->no_private_users, &uids[i], &gids[i], err)) < 0)
                         return r;
+        if ((r = volumes_annotation(m, args, uids, gids, err)) < 0)
+                return r;
         /* The range itself is claimed once the pod exists (pod_prepare). */
         if (args->no_private_users && (r = pod_manifest_set_annotation(m, POD_ANNOTATION_PRIVATE_USERS, "no", err)) < 0)
                 return r;
@@ -384,7 +442,7 @@ int pod_manifest_add_app_from_args(ImageStore *is, PodManifest *m, const AppArgs
         PodUserns u;
         int r = pod_userns_from_manifest(m, &u, err);
         if (r < 0 || (r = add_app(m, is, a, created, u.enabled, false, err)) < 0 ||
-            (r = check_app(is, m, m->n_apps - 1, u.enabled, err)) >= 0)
+            (r = check_app(is, m, m->n_apps - 1, u.enabled, NULL, NULL, err)) >= 0)
                 return r;
         /* Refused: the manifest must be as it was. */
         _cleanup_error_ Error *ignored = NULL;
@@ -435,7 +493,7 @@ int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target
                 return r;
         PodUserns u = {};
         crash_point(CRASH_PREPARE_CREATED);
-        if (!args->no_private_users && (r = pod_userns_claim(ps->root, p->uuid, m, err)) < 0)
+        if (!args->no_private_users && (r = pod_userns_claim(ps->root, p->uuid, args->name, m, err)) < 0)
                 return error_prefix(err, "pod %s", p->uuid);
         crash_point(CRASH_PREPARE_CLAIMED);
         if ((r = pod_userns_from_manifest(m, &u, err)) < 0 || (r = pod_manifest_write_at(p->fd, "pod", m, err)) < 0)

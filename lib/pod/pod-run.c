@@ -31,6 +31,7 @@
 #include "pod/pod-run.h"
 #include "pod/pod-supervise.h"
 #include "pod/pod-userns.h"
+#include "pod/pod-volume.h"
 #include "pod/stage1.h"
 #include "unit/app-unit.h"
 
@@ -145,12 +146,39 @@ static int mount_volume(const RunContext *c, const PodVolume *v, Error **err) {
         _cleanup_free_ char *target = path_join3(c->pod, "stage1/rootfs/sdpod", rel);
         if (!target)
                 return error_sys(err, -ENOMEM, "volume %s", v->name);
+        /* Named, chown=true and idmap=true volumes (pod-volume.h): their
+         * owners set before the pod sees them. */
+        PodVolumeOptions o;
+        int r = pod_volume_options_parse(pod_manifest_get_annotation(c->manifest, POD_ANNOTATION_VOLUMES), v->name, &o, err);
+        if (r < 0)
+                return error_prefix(err, "volume %s", v->name);
+        if (o.idmap) {
+                if (c->userns_fd < 0)
+                        return error_set(err, -EINVAL, "volume %s: idmap=true needs the pod's user namespace", v->name);
+                return mount_bind_idmapped(v->source, target, c->userns_fd, v->read_only, err) < 0
+                               ? error_prefix(err, "volume %s", v->name)
+                               : 0;
+        }
+        /* Open until we exit, as the range's hold: a named volume's lock. */
+        int hold;
+        _cleanup_close_ int source_fd = -1;
+        if ((r = pod_volume_start(c->data, v, &o, &c->userns, &hold, &source_fd, err)) < 0)
+                return r;
+        (void) hold;
+        /* What was checked is what is bound: the directory opened. */
+        char source_path[64];
+        if (source_fd >= 0)
+                snprintf(source_path, sizeof(source_path), "/proc/self/fd/%d", source_fd);
         /* nodev: what the pod writes there (root of a --private-users=no
          * pod with --cap-add=MKNOD) or what lies there opens no device;
          * a volume that is a device node itself is the operator's grant
-         * (--device) and stays one. */
-        unsigned long flags = (v->read_only ? MS_RDONLY : 0) | (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? 0 : MS_NODEV);
-        return mount_bind(v->source, target, flags, err) < 0 ? error_prefix(err, "volume %s", v->name) : 0;
+         * (--device) and stays one. A named volume holds only what pods
+         * wrote: nosuid too. */
+        unsigned long flags = (v->read_only ? MS_RDONLY : 0) | (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? 0 : MS_NODEV) |
+                              (o.named[0] ? MS_NOSUID : 0);
+        return mount_bind(source_fd >= 0 ? source_path : v->source, target, flags, err) < 0
+                       ? error_prefix(err, "volume %s", v->name)
+                       : 0;
 }
 
 /* systemd-nspawn keeps a directory per machine in /run/systemd/nspawn/

@@ -8,9 +8,12 @@
 #include <sys/wait.h>
 
 #include "basic/fs.h"
+#include "basic/json-util.h"
 #include "basic/strv.h"
 #include "basic/uuid.h"
+#include "manifest/app-args.h"
 #include "pod/pod-userns.h"
+#include "unit/rootfs-lookup.h"
 
 #define SLOTS ((POD_USERNS_BASE_MAX - POD_USERNS_BASE_MIN) / POD_USERNS_SIZE + 1)
 
@@ -32,6 +35,37 @@ int pod_userns_from_manifest(const PodManifest *m, PodUserns *ret, Error **err) 
                                  POD_ANNOTATION_PRIVATE_USERS, value_quote(v, q), POD_USERNS_SIZE, POD_USERNS_SIZE,
                                  POD_USERNS_BASE_MIN, POD_USERNS_BASE_MAX);
         *ret = (PodUserns) { .enabled = true, .base = (uid_t) base };
+        const char *owner = pod_manifest_get_annotation(m, POD_ANNOTATION_ID_RANGE), *name;
+        if (owner) {
+                if (!(name = startswith(owner, "name:")) || !pod_name_is_valid(name))
+                        return error_set(err, -EBADMSG, "annotations: %s is %s, not name:NAME with NAME a pod name",
+                                         POD_ANNOTATION_ID_RANGE, value_quote(owner, q));
+                snprintf(ret->owner, sizeof(ret->owner), "%s", owner);
+        }
+        return 0;
+}
+
+int pod_id_range_record_parse(const char *text, size_t size, const char *what, PodIdRangeRecord *ret, Error **err) {
+        if (size > POD_ID_RANGE_RECORD_MAX)
+                return error_set(err, -EBADMSG, "%s: larger than %u bytes", what, POD_ID_RANGE_RECORD_MAX);
+        _cleanup_json_ struct json_object *o = NULL;
+        const char *name;
+        int64_t base;
+        int r = json_parse(text, size, what, &o, err);
+        if (r < 0)
+                return r;
+        if (!json_object_is_type(o, json_type_object) || json_object_object_length(o) != 2)
+                return error_set(err, -EBADMSG, "%s: expected an object of name and base", what);
+        if ((r = json_get_string(o, "name", true, &name, what, err)) < 0 ||
+            (r = json_get_int64(o, "base", true, &base, what, err)) < 0)
+                return r;
+        if (!pod_name_is_valid(name))
+                return error_set(err, -EBADMSG, "%s: name is not a pod name", what);
+        if (base < POD_USERNS_BASE_MIN || base > POD_USERNS_BASE_MAX || base % POD_USERNS_SIZE != 0)
+                return error_set(err, -EBADMSG, "%s: base %" PRId64 " is not a multiple of %u between %u and %u", what,
+                                 base, POD_USERNS_SIZE, POD_USERNS_BASE_MIN, POD_USERNS_BASE_MAX);
+        *ret = (PodIdRangeRecord) { .base = (uint32_t) base };
+        snprintf(ret->name, sizeof(ret->name), "%s", name);
         return 0;
 }
 
@@ -96,17 +130,21 @@ static bool nspawn_holds(uint32_t base) {
         return false; /* closing drops our lock */
 }
 
-int pod_userns_claim(const char *data, const char *uuid, PodManifest *m, Error **err) {
-        _cleanup_close_ int dir = open_claims(data, true);
-        if (dir < 0)
-                return error_sys(err, dir, "cannot open %s/%s", data, POD_USERNS_DIR);
-        _cleanup_close_ int run = open_run_claims(true);
-        if (run < 0)
-                return error_sys(err, run, "cannot open %s", POD_USERNS_RUN_DIR);
-        uint32_t start = slot_of(uuid);
+/* The owner a claim holds (its first line), or "" when it cannot be read. */
+static void claim_owner(int dir, const char *name, char owner[static POD_USERNS_OWNER_MAX]) {
+        _cleanup_free_ char *data = NULL;
+        owner[0] = 0;
+        if (read_file_at(dir, name, PATH_MAX + 64, &data, NULL, NULL) >= 0)
+                snprintf(owner, POD_USERNS_OWNER_MAX, "%.*s", (int) strcspn(data, "\n"), data);
+}
+
+/* Claims a free range for owner, starting from the slot owner gives: its
+ * base, -ENOSPC when none is free. */
+static int pick_range(int dir, int run, const char *data, const char *owner, uint32_t *ret, Error **err) {
+        uint32_t start = slot_of(owner);
         for (uint32_t i = 0; i < SLOTS; i++) {
                 uint32_t base = POD_USERNS_BASE_MIN + ((start + i) % SLOTS) * POD_USERNS_SIZE;
-                char name[16], value[32];
+                char name[16];
                 snprintf(name, sizeof(name), "%" PRIu32, base);
                 /* Taken ranges are skipped without a write: with most of
                  * them taken, a claim per slot would cost a sync each. */
@@ -115,12 +153,12 @@ int pod_userns_claim(const char *data, const char *uuid, PodManifest *m, Error *
                         continue;
                 /* The machine's claim first: link(2) gives it to one
                  * claimant only, whichever data directory it prepares in. */
-                int r = claim_file(run, name, uuid, data);
+                int r = claim_file(run, name, owner, data);
                 if (r == -EEXIST)
                         continue;
                 if (r < 0)
                         return error_sys(err, r, "cannot claim %s/%s", POD_USERNS_RUN_DIR, name);
-                r = claim_file(dir, name, uuid, NULL);
+                r = claim_file(dir, name, owner, NULL);
                 if (r < 0)
                         (void) unlinkat(run, name, 0);
                 if (r == -EEXIST)
@@ -129,8 +167,8 @@ int pod_userns_claim(const char *data, const char *uuid, PodManifest *m, Error *
                         return error_sys(err, r, "cannot claim %s/%s/%s", data, POD_USERNS_DIR, name);
                 if ((r = fsync_dir_at(dir, ".")) < 0)
                         return error_sys(err, r, "%s/%s", data, POD_USERNS_DIR);
-                snprintf(value, sizeof(value), "%" PRIu32 ":%u", base, POD_USERNS_SIZE);
-                return pod_manifest_set_annotation(m, POD_ANNOTATION_PRIVATE_USERS, value, err);
+                *ret = base;
+                return 0;
         }
         return error_set(err, -ENOSPC,
                          "all %u user id ranges are in use (claims in %s/%s and %s, nspawn's locks in %s): collect "
@@ -138,17 +176,113 @@ int pod_userns_claim(const char *data, const char *uuid, PodManifest *m, Error *
                          SLOTS, data, POD_USERNS_DIR, POD_USERNS_RUN_DIR, NSPAWN_UID_LOCK_DIR);
 }
 
-/* The UUID a claim holds, or "" when it cannot be read. */
-static void claim_owner(int dir, const char *name, char owner[static UUID_STRING_MAX]) {
-        _cleanup_free_ char *data = NULL;
-        owner[0] = 0;
-        if (read_file_at(dir, name, PATH_MAX + 64, &data, NULL, NULL) >= 0)
-                snprintf(owner, UUID_STRING_MAX, "%.*s", (int) strcspn(data, "\n"), data);
+/* Makes claim base of dir owner's, or finds it owner's already; -EBUSY
+ * when it is another's. */
+static int claim_as(int dir, const char *where, uint32_t base, const char *owner, const char *data, Error **err) {
+        char name[16], other[POD_USERNS_OWNER_MAX];
+        snprintf(name, sizeof(name), "%" PRIu32, base);
+        int r = claim_file(dir, name, owner, data);
+        if (r < 0 && r != -EEXIST)
+                return error_sys(err, r, "cannot claim %s/%s", where, name);
+        claim_owner(dir, name, other);
+        if (!streq(other, owner))
+                return error_set(err, -EBUSY, "user id range %s:%u of %s is claimed by %s%s (%s/%s)", name,
+                                 POD_USERNS_SIZE, owner, uuid_is_valid(other) ? "pod " : "",
+                                 *other ? other : "(unreadable)", where, name);
+        return 0;
+}
+
+/* The stable range of pod name (pod-userns.h): its record's, else one a
+ * claim of the name already holds (a prepare interrupted before the
+ * record), else a new one, recorded. */
+static int claim_stable(int root, int dir, int run, const char *data, const char *name, uint32_t *ret, Error **err) {
+        char owner[POD_USERNS_OWNER_MAX];
+        snprintf(owner, sizeof(owner), "name:%s", name);
+        if (mkdirat(root, POD_ID_RANGES_DIR, 0700) < 0 && errno != EEXIST)
+                return error_sys(err, -errno, "cannot create %s/%s", data, POD_ID_RANGES_DIR);
+        _cleanup_close_ int ranges = open_beneath_no_symlinks(root, POD_ID_RANGES_DIR, O_RDONLY | O_DIRECTORY, 0);
+        if (ranges < 0)
+                return error_sys(err, ranges, "cannot open %s/%s", data, POD_ID_RANGES_DIR);
+        /* One claimant of a name at a time (a name's pods are prepared one
+         * by one anyway: pod_name_claim()). */
+        if (flock(ranges, LOCK_EX) < 0)
+                return error_sys(err, -errno, "cannot lock %s/%s", data, POD_ID_RANGES_DIR);
+        _cleanup_free_ char *text = NULL, *what = NULL;
+        size_t size = 0;
+        if (asprintf(&what, "%s/%s/%s", data, POD_ID_RANGES_DIR, name) < 0)
+                return error_sys(err, -ENOMEM, "pod name %s", name);
+        int r = read_file_at(ranges, name, POD_ID_RANGE_RECORD_MAX + 1, &text, &size, NULL);
+        if (r >= 0) {
+                PodIdRangeRecord rec;
+                if ((r = pod_id_range_record_parse(text, size, what, &rec, err)) < 0)
+                        return r;
+                if (!streq(rec.name, name))
+                        return error_set(err, -EBADMSG, "%s: the record of name %s", what, rec.name);
+                if ((r = claim_as(run, POD_USERNS_RUN_DIR, rec.base, owner, data, err)) < 0)
+                        return r;
+                _cleanup_free_ char *where = NULL;
+                if (asprintf(&where, "%s/%s", data, POD_USERNS_DIR) < 0)
+                        return error_sys(err, -ENOMEM, "pod name %s", name);
+                if ((r = claim_as(dir, where, rec.base, owner, NULL, err)) < 0)
+                        return r;
+                *ret = rec.base;
+                return 0;
+        }
+        if (r != -ENOENT)
+                return error_sys(err, r, "%s", what);
+        uint32_t base = 0;
+        _cleanup_closedir_ DIR *d = opendir_at(dir, ".");
+        for (struct dirent *de; d && !base && (de = readdir(d));) {
+                char other[POD_USERNS_OWNER_MAX];
+                if (de->d_name[0] == '.')
+                        continue;
+                claim_owner(dirfd(d), de->d_name, other);
+                uint32_t b;
+                if (streq(other, owner) && parse_id(de->d_name, &b) >= 0 &&
+                    claim_as(run, POD_USERNS_RUN_DIR, b, owner, data, NULL) >= 0)
+                        base = b;
+        }
+        if (!base && (r = pick_range(dir, run, data, owner, &base, err)) < 0)
+                return r;
+        _cleanup_json_ struct json_object *o = json_object_new_object();
+        if (!o || json_add_string(o, "name", name) < 0 ||
+            json_object_object_add(o, "base", json_object_new_int64(base)) < 0)
+                return error_sys(err, -ENOMEM, "%s", what);
+        const char *json = json_to_text(o, false);
+        if ((r = write_file_atomic_at(ranges, name, json, strlen(json), 0644, err)) < 0)
+                return error_prefix(err, "%s", what);
+        *ret = base;
+        return 0;
+}
+
+int pod_userns_claim(const char *data, const char *uuid, const char *name, PodManifest *m, Error **err) {
+        _cleanup_close_ int root = open(data, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (root < 0)
+                return error_sys(err, -errno, "cannot open %s", data);
+        _cleanup_close_ int dir = open_claims(data, true);
+        if (dir < 0)
+                return error_sys(err, dir, "cannot open %s/%s", data, POD_USERNS_DIR);
+        _cleanup_close_ int run = open_run_claims(true);
+        if (run < 0)
+                return error_sys(err, run, "cannot open %s", POD_USERNS_RUN_DIR);
+        uint32_t base;
+        int r = name ? claim_stable(root, dir, run, data, name, &base, err) : pick_range(dir, run, data, uuid, &base, err);
+        if (r < 0)
+                return r;
+        char value[32];
+        snprintf(value, sizeof(value), "%" PRIu32 ":%u", base, POD_USERNS_SIZE);
+        if ((r = pod_manifest_set_annotation(m, POD_ANNOTATION_PRIVATE_USERS, value, err)) < 0)
+                return r;
+        if (!name)
+                return 0;
+        char owner[POD_USERNS_OWNER_MAX];
+        snprintf(owner, sizeof(owner), "name:%s", name);
+        return pod_manifest_set_annotation(m, POD_ANNOTATION_ID_RANGE, owner, err);
 }
 
 /* Removes claim name of dir when it is uuid's. */
 static void release_claim(int dir, const char *name, const char *uuid) {
-        char owner[UUID_STRING_MAX];
+        char owner[POD_USERNS_OWNER_MAX];
         if (dir < 0)
                 return;
         claim_owner(dir, name, owner);
@@ -176,18 +310,21 @@ void pod_userns_release(const char *data, const char *uuid, const PodUserns *u) 
 int pod_userns_hold(const char *data, const char *uuid, const PodUserns *u, Error **err) {
         if (!u->enabled)
                 return -1;
-        char name[16], path[sizeof(NSPAWN_UID_LOCK_DIR) + 16], owner[UUID_STRING_MAX];
+        char name[16], path[sizeof(NSPAWN_UID_LOCK_DIR) + 16], owner[POD_USERNS_OWNER_MAX];
         snprintf(name, sizeof(name), "%" PRIu32, (uint32_t) u->base);
         _cleanup_close_ int run = open_run_claims(true);
         if (run < 0)
                 return error_sys(err, run, "cannot open %s", POD_USERNS_RUN_DIR);
-        int r = claim_file(run, name, uuid, data);
+        /* A stable range's claim is its name's, whichever pod of it runs. */
+        const char *mine = u->owner[0] ? u->owner : uuid;
+        int r = claim_file(run, name, mine, data);
         if (r < 0 && r != -EEXIST)
                 return error_sys(err, r, "cannot claim %s/%s", POD_USERNS_RUN_DIR, name);
         claim_owner(run, name, owner);
-        if (!streq(owner, uuid))
-                return error_set(err, -EBUSY, "user id range %s:%u is in use by pod %s (%s/%s)", name,
-                                 POD_USERNS_SIZE, *owner ? owner : "(unreadable)", POD_USERNS_RUN_DIR, name);
+        if (!streq(owner, mine))
+                return error_set(err, -EBUSY, "user id range %s:%u is in use by %s%s (%s/%s)", name,
+                                 POD_USERNS_SIZE, uuid_is_valid(owner) ? "pod " : "", *owner ? owner : "(unreadable)",
+                                 POD_USERNS_RUN_DIR, name);
         /* nspawn's own lock, as nspawn takes it: a file locked while the
          * container runs (nspawn removes its own when done; ours stays,
          * unlocked, which nspawn takes as free). */
@@ -202,7 +339,10 @@ int pod_userns_hold(const char *data, const char *uuid, const PodUserns *u, Erro
         if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
                 r = -errno;
                 close(fd);
-                return r == -EWOULDBLOCK ? error_set(err, -EBUSY, "user id range %s:%u is in use by a container of "
+                return r == -EWOULDBLOCK ? u->owner[0] ? error_set(err, -EBUSY, "user id range %s:%u of %s is in use by "
+                                                                  "another pod of that name, running (%s is locked)",
+                                                                  name, POD_USERNS_SIZE, u->owner, path)
+                                                       : error_set(err, -EBUSY, "user id range %s:%u is in use by a container of "
                                                                   "systemd-nspawn (%s is locked)",
                                                      name, POD_USERNS_SIZE, path)
                                          : error_sys(err, r, "cannot lock %s", path);
@@ -230,7 +370,7 @@ int pod_userns_release_stale(const char *data, bool (*pod_exists)(const char *uu
         _cleanup_close_ int run = open_run_claims(false);
         _cleanup_closedir_ DIR *rd = run >= 0 ? opendir_at(run, ".") : NULL;
         for (struct dirent *de; rd && (de = readdir(rd));) {
-                char owner[UUID_STRING_MAX], of[PATH_MAX];
+                char owner[POD_USERNS_OWNER_MAX], of[PATH_MAX];
                 if (de->d_name[0] == '.')
                         continue;
                 claim_data(dirfd(rd), de->d_name, of, sizeof(of));
@@ -260,9 +400,16 @@ int pod_userns_release_stale(const char *data, bool (*pod_exists)(const char *uu
                 /* A claim is made after its pod exists: one whose pod is
                  * gone was left by an interrupted delete. Unreadable or
                  * naming no pod at all, it is not ours to judge. */
-                char owner[UUID_STRING_MAX];
+                char owner[POD_USERNS_OWNER_MAX];
                 claim_owner(dirfd(d), de->d_name, owner);
-                if (!uuid_is_valid(owner) || pod_exists(owner, userdata))
+                const char *stable = startswith(owner, "name:");
+                if (stable) {
+                        /* A name's range stays while its record does. */
+                        char record[PATH_MAX];
+                        snprintf(record, sizeof(record), "%s/%s/%s", data, POD_ID_RANGES_DIR, stable);
+                        if (!pod_name_is_valid(stable) || access(record, F_OK) == 0 || errno != ENOENT)
+                                continue;
+                } else if (!uuid_is_valid(owner) || pod_exists(owner, userdata))
                         continue;
                 if (unlinkat(dirfd(d), de->d_name, 0) == 0)
                         released++;

@@ -33,6 +33,9 @@
 #include "manifest/pod-manifest.h"
 
 #define POD_ANNOTATION_PRIVATE_USERS "sdpod/private-users"
+/* "name:NAME" when the range is the pod name's (stable: kept for every pod
+ * of that name, see below); absent when it is the pod's own. */
+#define POD_ANNOTATION_ID_RANGE "sdpod/id-range"
 #define POD_USERNS_SIZE 65536U
 /* systemd's range for containers (UIDS-GIDS.md), which nspawn's own "pick"
  * uses too: machined then names the ids of running pods. */
@@ -41,19 +44,43 @@
 #define POD_USERNS_DIR "private-users"
 #define POD_USERNS_RUN_DIR "/run/sdpod/private-users"
 #define NSPAWN_UID_LOCK_DIR "/run/systemd/nspawn-uid"
+/* DATA/id-ranges/NAME: the stable range of pod name NAME (a record, JSON:
+ * {"name":"NAME","base":BASE}). The claims of such a range hold the owner
+ * "name:NAME" instead of a pod's UUID: deleting a pod does not give the
+ * range back, and every pod of the name (each start of a definition's
+ * service is a new pod of its name) gets it again, so that what its pods
+ * wrote in volumes stays theirs. Two pods of one range never run at once:
+ * the run entrypoint's nspawn lock of the range is exclusive. The range is
+ * given back by sdpod gc once the record is removed. */
+#define POD_ID_RANGES_DIR "id-ranges"
+#define POD_ID_RANGE_RECORD_MAX 4096
+#define POD_USERNS_OWNER_MAX 80 /* "name:" and a pod name, or a UUID */
 
 typedef struct PodUserns {
         bool enabled;
         uid_t base;             /* the host id of the pod's root; 0 when not enabled */
+        /* whose claim it is: "name:NAME" for a stable range, else "" (the pod's) */
+        char owner[POD_USERNS_OWNER_MAX];
 } PodUserns;
+
+typedef struct PodIdRangeRecord {
+        char name[65];
+        uint32_t base;
+} PodIdRangeRecord;
+
+/* Parses a DATA/id-ranges/ record strictly (the name a valid pod name, the
+ * base one of the ranges); what names the file in errors. */
+int pod_id_range_record_parse(const char *text, size_t size, const char *what, PodIdRangeRecord *ret, Error **err);
 
 /* The pod's setting, from its manifest; -EBADMSG for a malformed one. */
 int pod_userns_from_manifest(const PodManifest *m, PodUserns *ret, Error **err);
 
 /* Claims a free range of the data directory data for pod uuid (starting
  * from a slot its UUID gives, so pods rarely contend) and records it in
- * m. The pod must exist already. */
-int pod_userns_claim(const char *data, const char *uuid, PodManifest *m, Error **err);
+ * m. The pod must exist already. With name (a pod's --name), the range is
+ * the name's: the one its record names, claimed once for good. -EBUSY
+ * when that range is claimed by another owner (named in the message). */
+int pod_userns_claim(const char *data, const char *uuid, const char *name, PodManifest *m, Error **err);
 /* Gives back the range of pod uuid (when the claim is its own). */
 void pod_userns_release(const char *data, const char *uuid, const PodUserns *u);
 /* Gives back the claims whose pods no longer exist (an interrupted

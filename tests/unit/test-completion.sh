@@ -234,13 +234,15 @@ expect() {
 # sdpod: commands, global options, options of each command.
 # ---------------------------------------------------------------------------
 
-expect 'sdpod ' image login logout prepare run run-prepared stop enter list status cat-manifest journal stats rm gc
+expect 'sdpod ' image login logout prepare run run-prepared stop enter list status cat-manifest journal stats rm gc volume
 expect 'sdpod r' run run-prepared rm
 expect 'sdpod -' --dir= --debug --help --version
 expect 'sdpod --debug ru' run run-prepared
 expect 'sdpod --dir=/x ru' run run-prepared
 expect 'sdpod --dir /x st' stop stats status
 expect 'sdpod image ' import pull list inspect cat-manifest tag untag rm gc
+expect 'sdpod volume ' list inspect rm prune
+expect 'sdpod volume list --' --help --format= --no-legend
 expect 'sdpod image i' import inspect
 expect 'sdpod image list --' --help --format= --no-legend
 expect 'sdpod image list --format=' table json
@@ -457,13 +459,13 @@ if [[ -n ${SDPOD_BIN-} && -n ${PODAPP_BIN-} ]]; then
 	check "sdpod: the commands of its --help" "$(help_commands "$help" | sort | tr '\n' ' ' | sed 's/ $//')" "$got"
 	compare_options "sdpod" "$help" 'sdpod --'
 	for cmd in $(help_commands "$help"); do
-		if [[ $cmd == image ]]; then
-			ihelp=$("$SDPOD_BIN" image --help)
-			complete 'sdpod image '
-			check "sdpod image: the commands of its --help" \
+		if [[ $cmd == image || $cmd == volume ]]; then
+			ihelp=$("$SDPOD_BIN" "$cmd" --help)
+			complete "sdpod $cmd "
+			check "sdpod $cmd: the commands of its --help" \
 				"$(help_commands "$ihelp" | sort | tr '\n' ' ' | sed 's/ $//')" "$got"
 			for sub in $(help_commands "$ihelp"); do
-				compare_options "sdpod image $sub" "$("$SDPOD_BIN" image "$sub" --help)" "sdpod image $sub --"
+				compare_options "sdpod $cmd $sub" "$("$SDPOD_BIN" "$cmd" "$sub" --help)" "sdpod $cmd $sub --"
 			done
 			continue
 		fi

@@ -70,9 +70,9 @@ help_commands() {
 }
 
 for cmd in $(help_commands "$("$SDPOD_BIN" --help)"); do
-	if [[ $cmd == image ]]; then
-		for sub in $(help_commands "$("$SDPOD_BIN" image --help)"); do
-			compare sdpod.1.scd "sdpod image $sub" "$("$SDPOD_BIN" image "$sub" --help)"
+	if [[ $cmd == image || $cmd == volume ]]; then
+		for sub in $(help_commands "$("$SDPOD_BIN" "$cmd" --help)"); do
+			compare sdpod.1.scd "sdpod $cmd $sub" "$("$SDPOD_BIN" "$cmd" "$sub" --help)"
 		done
 		continue
 	fi
