@@ -70,6 +70,8 @@ static const char prepare_usage[] =
         "                          that long\n"
         "  --pod-pids-limit=N      at most N tasks (processes and threads) in the whole\n"
         "                          pod (default 4096)\n"
+        "  --mutable               apps can be added and removed later (podapp add,\n"
+        "                          podapp rm); the apps given start with the pod\n"
         CLI_PULL_OPTIONS_HELP
         "App options (after its IMAGE, or before the first IMAGE for the first app):\n"
         "  --app=NAME              the app's name (default: from the image name)\n" CLI_APP_OPTIONS_HELP;
