@@ -148,9 +148,9 @@ static int order_visit(const PodApp *apps, size_t n_apps, char ***edges, size_t 
                 while (path[k] != i)
                         k++;
                 _cleanup_free_ char *cycle = strdup(apps[i].name);
-                for (size_t j = depth; j-- > k && cycle;) {
+                for (size_t j = k + 1; j <= depth && cycle; j++) {
                         char *c = NULL;
-                        if (asprintf(&c, "%s -> %s", cycle, apps[path[j]].name) < 0)
+                        if (asprintf(&c, "%s -> %s", cycle, apps[j < depth ? path[j] : i].name) < 0)
                                 c = NULL;
                         free(cycle);
                         cycle = c;
