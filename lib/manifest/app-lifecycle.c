@@ -136,21 +136,43 @@ static ssize_t app_index(const PodApp *apps, size_t n_apps, const char *name) {
         return -1;
 }
 
-/* Depth-first over "starts after": state 0 unseen, 1 on the path, 2 done.
- * path[] holds the apps on the way, to name the cycle. */
-static int order_visit(const PodApp *apps, size_t n_apps, char ***edges, size_t i, uint8_t *state, size_t *path,
-                       size_t depth, Error **err) {
-        if (state[i] == 2)
-                return 0;
-        if (state[i] == 1) {
-                /* The cycle is the path from i's first visit back to i. */
-                size_t k = 0;
-                while (path[k] != i)
-                        k++;
-                _cleanup_free_ char *cycle = strdup(apps[i].name);
-                for (size_t j = k + 1; j <= depth && cycle; j++) {
+/* Depth-first over "starts after", with a stack of its own (a manifest
+ * may have many apps: no recursion as deep as their count). state: 0
+ * unseen, 1 on the stack, 2 done. */
+typedef struct OrderFrame {
+        size_t app, next;       /* the app, and its next edge to follow */
+} OrderFrame;
+
+static int order_visit(const PodApp *apps, size_t n_apps, char ***edges, size_t root, uint8_t *state,
+                       OrderFrame *stack, Error **err) {
+        size_t depth = 0;
+        stack[depth++] = (OrderFrame) { root, 0 };
+        state[root] = 1;
+        while (depth > 0) {
+                OrderFrame *top = &stack[depth - 1];
+                const char *name = edges[top->app] ? edges[top->app][top->next] : NULL;
+                if (!name) {
+                        state[top->app] = 2;
+                        depth--;
+                        continue;
+                }
+                top->next++;
+                ssize_t k = app_index(apps, n_apps, name);
+                if (k < 0 || state[k] == 2)
+                        continue;
+                if (state[k] == 0) {
+                        state[k] = 1;
+                        stack[depth++] = (OrderFrame) { (size_t) k, 0 };
+                        continue;
+                }
+                /* On the stack: the cycle is the stack from k up, and k. */
+                size_t from = 0;
+                while (stack[from].app != (size_t) k)
+                        from++;
+                _cleanup_free_ char *cycle = strdup(apps[k].name);
+                for (size_t j = from + 1; j <= depth && cycle; j++) {
                         char *c = NULL;
-                        if (asprintf(&c, "%s -> %s", cycle, apps[j < depth ? path[j] : i].name) < 0)
+                        if (asprintf(&c, "%s -> %s", cycle, apps[j < depth ? stack[j].app : (size_t) k].name) < 0)
                                 c = NULL;
                         free(cycle);
                         cycle = c;
@@ -160,15 +182,6 @@ static int order_visit(const PodApp *apps, size_t n_apps, char ***edges, size_t 
                 return error_set(err, -EINVAL, "the order of the apps has a cycle: %s (each starts after the next, "
                                  "by --after, --requires or --wait-healthy)", cycle);
         }
-        state[i] = 1;
-        path[depth] = i;
-        for (char **n = edges[i]; n && *n; n++) {
-                int r = order_visit(apps, n_apps, edges, (size_t) app_index(apps, n_apps, *n), state, path, depth + 1,
-                                    err);
-                if (r < 0)
-                        return r;
-        }
-        state[i] = 2;
         return 0;
 }
 
@@ -177,8 +190,8 @@ int app_order_check(const PodApp *apps, size_t n_apps, bool complete, Error **er
                 return 0;
         char ***edges = calloc(n_apps, sizeof(char **));
         uint8_t *state = calloc(n_apps, 1);
-        size_t *path = calloc(n_apps, sizeof(size_t));
-        int r = edges && state && path ? 0 : error_sys(err, -ENOMEM, "apps");
+        OrderFrame *stack = calloc(n_apps, sizeof(OrderFrame));
+        int r = edges && state && stack ? 0 : error_sys(err, -ENOMEM, "apps");
         for (size_t i = 0; r >= 0 && i < n_apps; i++)
                 for (size_t a = 0; r >= 0 && a < ELEMENTSOF(order_annotations); a++) {
                         const char *v = pod_app_get_annotation(&apps[i], order_annotations[a]);
@@ -210,12 +223,13 @@ int app_order_check(const PodApp *apps, size_t n_apps, bool complete, Error **er
                         }
                 }
         for (size_t i = 0; r >= 0 && i < n_apps; i++)
-                r = order_visit(apps, n_apps, edges, i, state, path, 0, err);
+                if (state[i] == 0)
+                        r = order_visit(apps, n_apps, edges, i, state, stack, err);
         for (size_t i = 0; edges && i < n_apps; i++)
                 strv_free(edges[i]);
         free(edges);
         free(state);
-        free(path);
+        free(stack);
         return r;
 }
 
