@@ -23,6 +23,10 @@
  *                      app-healthy@ and app-unhealthy@NAME.service: records
  *                      the app's health (/sdpod/status/NAME.health) and acts
  *                      on sdpod/health-on-failure
+ *   wait-healthy NAME  app-wait-healthy@NAME.service, before each start of
+ *                      an app with --wait-healthy=NAME: returns once NAME's
+ *                      health check has passed in its current run; fails
+ *                      when NAME is unhealthy or has stopped
  *   lifeline           sdpod-lifeline.service: powers the pod off when its
  *                      supervisor on the host is gone (pod-supervise.h)
  *   wait-network       sdpod-network.service: returns once the host has
@@ -310,6 +314,46 @@ static int health(const char *app, bool ok) {
         return 0;
 }
 
+/* The health record is the health-check's (one writer, renamed into
+ * place); polled, as a check runs at most every few hundred milliseconds
+ * and the app's state must be watched as well. */
+#define WAIT_HEALTHY_POLL_USEC (200 * 1000)
+
+static int wait_healthy(const char *app) {
+        Error *err = NULL;
+        _cleanup_bus_ sd_bus *bus = NULL;
+        char unit[256];
+        snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app);
+        if (bus_open_systemd_private(SYSTEMD_PRIVATE_SOCKET, &bus, &err) < 0)
+                return fail(err);
+        _cleanup_close_ int dir = open_status_dir(&err);
+        if (dir < 0)
+                return fail(err);
+        printf("waiting for app %s to be healthy\n", app);
+        fflush(stdout);
+        for (;;) {
+                UnitState st;
+                PodAppHealthRecord h;
+                if (bus_unit_state(bus, unit, &st, &err) < 0)
+                        return fail(err);
+                bool running = streq(st.active_state, "active") || streq(st.active_state, "activating") ||
+                               streq(st.active_state, "reloading");
+                if (running && st.started_usec != 0 && pod_app_health_read_at(dir, app, &h) >= 0 &&
+                    h.run_usec == st.started_usec) {
+                        if (h.state == POD_APP_HEALTH_HEALTHY) {
+                                printf("app %s is healthy\n", app);
+                                return 0;
+                        }
+                        if (h.state == POD_APP_HEALTH_UNHEALTHY)
+                                return fail((error_set(&err, -EIO, "app %s is unhealthy", app), err));
+                }
+                if (!running)
+                        return fail((error_set(&err, -ESRCH, "app %s is not running (%s): it cannot become healthy", app,
+                                               st.active_state), err));
+                usleep(WAIT_HEALTHY_POLL_USEC);
+        }
+}
+
 /* Reads the pod's lifeline until its end: the supervisor on the host, its
  * only writer, is gone, and with it nspawn. Nobody is left to halt the pod
  * or reap it: halt it in order for a second, then power it off (in a pid
@@ -403,6 +447,8 @@ int main(int argc, char **argv) {
                 return watchdog(argv[2]);
         if (argc == 4 && streq(argv[1], "health") && (streq(argv[3], "ok") || streq(argv[3], "fail")))
                 return health(argv[2], streq(argv[3], "ok"));
+        if (argc == 3 && streq(argv[1], "wait-healthy"))
+                return wait_healthy(argv[2]);
         if (argc == 2 && streq(argv[1], "lifeline"))
                 return lifeline();
         if (argc == 2 && streq(argv[1], "wait-network"))
@@ -416,6 +462,7 @@ int main(int argc, char **argv) {
                 return atoi(argv[2]) ?: 1;
         }
         fprintf(stderr, "Usage: pod-helper reap APP | halt APP | restarting APP | watchdog APP | health APP ok|fail | exit |\n"
+                        "                  wait-healthy APP |\n"
                         "                  ready | lifeline | wait-network | fail CODE MESSAGE\n"
                         "The stage1's helper inside a pod; see sdpod-stage1(7).\n");
         return 2;

@@ -191,7 +191,8 @@ out:
 static const char add_usage[] =
         "Usage: podapp add POD --app=NAME IMAGE|--rootfs=DIR [APP OPTIONS] [-- ARGS...]\n"
         "\n"
-        "Adds an app to a running mutable pod (made with 'podapp sandbox'): renders\n"
+        "Adds an app to a running mutable pod (made with 'podapp sandbox' or\n"
+        "'sdpod run --mutable'): renders\n"
         "its root from IMAGE (or binds the host directory DIR), makes it visible in\n"
         "the pod and has the pod's systemd load its units. The app is then prepared;\n"
         "'podapp start' runs it.\n"

@@ -83,6 +83,8 @@ static const char prepare_usage[] =
         "                          the stage1 flavor (default nspawn: a systemd in the\n"
         "                          pod; fly: its one app run directly, quicker, fewer\n"
         "                          features) or a stage1 image's path (sdpod-stage1(7))\n"
+        "  --mutable               apps can be added and removed later (podapp add,\n"
+        "                          podapp rm); the apps given start with the pod\n"
         CLI_PULL_OPTIONS_HELP
         "App options (after its IMAGE, or before the first IMAGE for the first app):\n"
         "  --app=NAME              the app's name (default: from the image name)\n" CLI_APP_OPTIONS_HELP;

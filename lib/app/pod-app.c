@@ -95,7 +95,7 @@ static int app_pod_open(PodStore *ps, Pod *p, Need need, AppPod *ret, Error **er
                         return error_prefix(err, "pod %s", p->uuid);
                 if (!(graph & POD_GRAPH_MUTABLE))
                         return error_set(err, -EOPNOTSUPP, "pod %s is not mutable: apps are added to and removed "
-                                         "from pods made with 'podapp sandbox' (the apps of any pod are started "
+                                         "from pods made with 'podapp sandbox' or --mutable (the apps of any pod are started "
                                          "and stopped)", p->uuid);
         }
         if (ap.running) {

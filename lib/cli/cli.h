@@ -70,7 +70,13 @@ extern CliGlobals cli;
         "  --health-retries=N      failures in a row that make it unhealthy (3)\n" \
         "  --health-start-period=DURATION  failures that do not count at first (0)\n" \
         "  --health-on-failure=none|restart|stop\n" \
-        "                          what an unhealthy app gets (none)\n"
+        "                          what an unhealthy app gets (none)\n" \
+        "App order options (APP: the names of other apps of the pod, comma-separated):\n" \
+        "  --after=APP[,APP...]    start after those apps have started\n" \
+        "  --requires=APP[,APP...] the same, and start them; not started when one of\n" \
+        "                          them fails to start, stopped when one is stopped\n" \
+        "  --wait-healthy=APP[,APP...]\n" \
+        "                          start once those apps' health checks have passed\n"
 
 /* The options of the pulls prepare, run and podapp add make for an IMAGE
  * that names a registry (cli_pull_images()). */

@@ -284,6 +284,7 @@ static const struct {
         { "pod-watchdog", OPTION_POD },
         { "pod-pids-limit", OPTION_POD },
         { "stage1", OPTION_POD },
+        { "mutable", OPTION_POD },
         /* and the network options, which pod-net.h knows */
         { "app", OPTION_APP },
         { "exec", OPTION_APP },
@@ -606,6 +607,24 @@ static int apply_option(PodArgs *pod, AppArgs *app, const char *option, const ch
                 return private_users_arg_parse(value, pod, err);
         if (streq(option, "stage1"))
                 return stage1_arg_parse(value, pod, err);
+        if (streq(option, "mutable")) {
+                /* Apps can then be added and removed (podapp), and those
+                 * given here start with the pod. */
+                bool b;
+                if (!parse_bool(value, &b))
+                        return error_set(err, -EINVAL, "--mutable=%s: expected yes or no", value);
+                if (!b || pod->mutable_pod)
+                        return 0;
+                PodNameValue *l = realloc(pod->lifecycle, (pod->n_lifecycle + 1) * sizeof(PodNameValue));
+                char *v = l ? strdup("true") : NULL;
+                if (l)
+                        pod->lifecycle = l;
+                if (!v)
+                        return error_sys(err, -ENOMEM, "--mutable");
+                l[pod->n_lifecycle++] = (PodNameValue) { .name = POD_ANNOTATION_START_APPS, .value = v };
+                pod->mutable_pod = true;
+                return 0;
+        }
         OptionKind kind;
         if (option_kind(option, &kind) >= 0 && kind == OPTION_PULL)
                 return add_pull_option(pod, option, value, err);
@@ -790,7 +809,7 @@ int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, 
                 }
                 if (eq)
                         value = eq + 1;
-                else if (streq(option, "read-only"))
+                else if (streq(option, "read-only") || streq(option, "mutable"))
                         value = "yes";  /* a flag: "--read-only" alone */
                 else if (i + 1 < argc)
                         value = argv[++i];

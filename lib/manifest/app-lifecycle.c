@@ -15,6 +15,7 @@ typedef enum ValueKind {
         VALUE_PATH,             /* absolute */
         VALUE_COMMAND,          /* a JSON array of non-empty strings */
         VALUE_HEALTH_ACTION,
+        VALUE_APP_NAMES,        /* "a,b": app names, each once */
 } ValueKind;
 
 static const struct {
@@ -31,6 +32,9 @@ static const struct {
         { "health-retries", APP_ANNOTATION_HEALTH_RETRIES, VALUE_COUNT },
         { "health-start-period", APP_ANNOTATION_HEALTH_START_PERIOD, VALUE_DURATION_OR_ZERO },
         { "health-on-failure", APP_ANNOTATION_HEALTH_ON_FAILURE, VALUE_HEALTH_ACTION },
+        { "after", APP_ANNOTATION_AFTER, VALUE_APP_NAMES },
+        { "requires", APP_ANNOTATION_REQUIRES, VALUE_APP_NAMES },
+        { "wait-healthy", APP_ANNOTATION_WAIT_HEALTHY, VALUE_APP_NAMES },
         { "pod-watchdog", POD_ANNOTATION_WATCHDOG, VALUE_DURATION },
         { "pod-pids-limit", POD_ANNOTATION_PIDS_LIMIT, VALUE_TASKS },
 };
@@ -80,6 +84,169 @@ static int command_from_json(const char *text, char ***ret) {
         return 0;
 }
 
+/* "a,b" as {"a", "b"}: -EINVAL for an empty list, an empty or invalid
+ * name or one given twice, -E2BIG beyond APP_ORDER_NAMES_MAX. */
+static int split_names(const char *value, char ***ret) {
+        _cleanup_strv_free_ char **l = NULL;
+        _cleanup_free_ char *copy = strdup(value);
+        if (!copy)
+                return -ENOMEM;
+        size_t n = 0;
+        for (char *s = copy, *comma;; s = comma + 1) {
+                comma = strchr(s, ',');
+                if (comma)
+                        *comma = 0;
+                if (!pod_app_name_is_valid(s) || strv_contains(l, s))
+                        return -EINVAL;
+                if (++n > APP_ORDER_NAMES_MAX)
+                        return -E2BIG;
+                if (strv_push(&l, s) < 0)
+                        return -ENOMEM;
+                if (!comma)
+                        break;
+        }
+        *ret = TAKE_PTR(l);
+        return 0;
+}
+
+int app_order_names(const PodApp *app, const char *annotation, char ***ret) {
+        const char *v = pod_app_get_annotation(app, annotation);
+        *ret = NULL;
+        if (!v)
+                return 0;
+        int r = split_names(v, ret);
+        return r == -ENOMEM ? r : 0;
+}
+
+static const char *const order_annotations[] = {
+        APP_ANNOTATION_AFTER, APP_ANNOTATION_REQUIRES, APP_ANNOTATION_WAIT_HEALTHY,
+};
+
+static const char *order_option(const char *annotation) {
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                if (streq(table[i].annotation, annotation))
+                        return table[i].option;
+        return annotation;
+}
+
+static ssize_t app_index(const PodApp *apps, size_t n_apps, const char *name) {
+        for (size_t i = 0; i < n_apps; i++)
+                if (streq(apps[i].name, name))
+                        return (ssize_t) i;
+        return -1;
+}
+
+/* Depth-first over "starts after", with a stack of its own (a manifest
+ * may have many apps: no recursion as deep as their count). state: 0
+ * unseen, 1 on the stack, 2 done. */
+typedef struct OrderFrame {
+        size_t app, next;       /* the app, and its next edge to follow */
+} OrderFrame;
+
+static int order_visit(const PodApp *apps, size_t n_apps, char ***edges, size_t root, uint8_t *state,
+                       OrderFrame *stack, Error **err) {
+        size_t depth = 0;
+        stack[depth++] = (OrderFrame) { root, 0 };
+        state[root] = 1;
+        while (depth > 0) {
+                OrderFrame *top = &stack[depth - 1];
+                const char *name = edges[top->app] ? edges[top->app][top->next] : NULL;
+                if (!name) {
+                        state[top->app] = 2;
+                        depth--;
+                        continue;
+                }
+                top->next++;
+                ssize_t k = app_index(apps, n_apps, name);
+                if (k < 0 || state[k] == 2)
+                        continue;
+                if (state[k] == 0) {
+                        state[k] = 1;
+                        stack[depth++] = (OrderFrame) { (size_t) k, 0 };
+                        continue;
+                }
+                /* On the stack: the cycle is the stack from k up, and k. */
+                size_t from = 0;
+                while (stack[from].app != (size_t) k)
+                        from++;
+                _cleanup_free_ char *cycle = strdup(apps[k].name);
+                for (size_t j = from + 1; j <= depth && cycle; j++) {
+                        char *c = NULL;
+                        if (asprintf(&c, "%s -> %s", cycle, apps[j < depth ? stack[j].app : (size_t) k].name) < 0)
+                                c = NULL;
+                        free(cycle);
+                        cycle = c;
+                }
+                if (!cycle)
+                        return error_sys(err, -ENOMEM, "apps");
+                return error_set(err, -EINVAL, "the order of the apps has a cycle: %s (each starts after the next, "
+                                 "by --after, --requires or --wait-healthy)", cycle);
+        }
+        return 0;
+}
+
+int app_order_check(const PodApp *apps, size_t n_apps, bool complete, Error **err) {
+        if (n_apps == 0)
+                return 0;
+        char ***edges = calloc(n_apps, sizeof(char **));
+        uint8_t *state = calloc(n_apps, 1);
+        OrderFrame *stack = calloc(n_apps, sizeof(OrderFrame));
+        int r = edges && state && stack ? 0 : error_sys(err, -ENOMEM, "apps");
+        for (size_t i = 0; r >= 0 && i < n_apps; i++)
+                for (size_t a = 0; r >= 0 && a < ELEMENTSOF(order_annotations); a++) {
+                        const char *v = pod_app_get_annotation(&apps[i], order_annotations[a]);
+                        _cleanup_strv_free_ char **names = NULL;
+                        if (!v)
+                                continue;
+                        if ((r = split_names(v, &names)) < 0) {
+                                r = r == -ENOMEM ? error_sys(err, r, "apps")
+                                                 : error_set(err, -EINVAL, "app %s: %s=%s: not a list of app names",
+                                                             apps[i].name, order_annotations[a], v);
+                                break;
+                        }
+                        for (char **n = names; r >= 0 && *n; n++) {
+                                ssize_t k = app_index(apps, n_apps, *n);
+                                if (k < 0 && !complete)
+                                        continue;
+                                if (k < 0)
+                                        r = error_set(err, -EINVAL, "app %s: --%s=%s: the pod has no app %s", apps[i].name,
+                                                      order_option(order_annotations[a]), v, *n);
+                                else if ((size_t) k == i)
+                                        r = error_set(err, -EINVAL, "app %s: --%s=%s: an app cannot wait for itself",
+                                                      apps[i].name, order_option(order_annotations[a]), v);
+                                else if (streq(order_annotations[a], APP_ANNOTATION_WAIT_HEALTHY) &&
+                                         !pod_app_get_annotation(&apps[k], APP_ANNOTATION_HEALTH_CMD))
+                                        r = error_set(err, -EINVAL, "app %s: --wait-healthy=%s: app %s has no health "
+                                                      "check (--health-cmd)", apps[i].name, v, *n);
+                                else if (!strv_contains(edges[i], *n) && strv_push(&edges[i], *n) < 0)
+                                        r = error_sys(err, -ENOMEM, "apps");
+                        }
+                }
+        for (size_t i = 0; r >= 0 && i < n_apps; i++)
+                if (state[i] == 0)
+                        r = order_visit(apps, n_apps, edges, i, state, stack, err);
+        for (size_t i = 0; edges && i < n_apps; i++)
+                strv_free(edges[i]);
+        free(edges);
+        free(state);
+        free(stack);
+        return r;
+}
+
+int app_order_check_names(const PodApp *apps, size_t n_apps, size_t index, Error **err) {
+        for (size_t a = 0; a < ELEMENTSOF(order_annotations); a++) {
+                _cleanup_strv_free_ char **names = NULL;
+                if (app_order_names(&apps[index], order_annotations[a], &names) < 0)
+                        return error_sys(err, -ENOMEM, "apps");
+                for (char **n = names; n && *n; n++)
+                        if (app_index(apps, n_apps, *n) < 0)
+                                return error_set(err, -EINVAL, "app %s: --%s=%s: the pod has no app %s", apps[index].name,
+                                                 order_option(order_annotations[a]),
+                                                 pod_app_get_annotation(&apps[index], order_annotations[a]), *n);
+        }
+        return 0;
+}
+
 int app_lifecycle_check(const char *annotation, const char *value, Error **err) {
         size_t i = 0;
         while (i < ELEMENTSOF(table) && !streq(table[i].annotation, annotation))
@@ -122,6 +289,20 @@ int app_lifecycle_check(const char *annotation, const char *value, Error **err) 
                 if (absolute_path_problem(value))
                         return error_set(err, -EINVAL, "\"%s\" %s", value, absolute_path_problem(value));
                 return 0;
+        case VALUE_APP_NAMES: {
+                /* The names become unit names (app@NAME.service): nothing
+                 * but an app name's [a-z0-9-] may reach a unit file. */
+                _cleanup_strv_free_ char **l = NULL;
+                int r = split_names(value, &l);
+                if (r == -ENOMEM)
+                        return error_sys(err, r, "%s", annotation);
+                if (r == -E2BIG)
+                        return error_set(err, -EINVAL, "more than %d app names", APP_ORDER_NAMES_MAX);
+                if (r < 0)
+                        return error_set(err, -EINVAL, "\"%s\" is not a list of app names (NAME[,NAME...], each "
+                                         "[a-z0-9]+(-[a-z0-9]+)*, each once)", value);
+                return 0;
+        }
         case VALUE_COMMAND: {
                 _cleanup_strv_free_ char **l = NULL;
                 int r = command_from_json(value, &l);

@@ -27,6 +27,18 @@
 #define APP_ANNOTATION_HEALTH_RETRIES "sdpod/health-retries"
 #define APP_ANNOTATION_HEALTH_START_PERIOD "sdpod/health-start-period"
 #define APP_ANNOTATION_HEALTH_ON_FAILURE "sdpod/health-on-failure"
+/* Order between the apps of a pod, each a comma-separated list of app
+ * names (--after=redis,db): systemd's After= and Requires= (with After=)
+ * on their app@NAME.service, and "start once each of them is healthy"
+ * (their health check has passed in their current run). */
+#define APP_ANNOTATION_AFTER "sdpod/after"
+#define APP_ANNOTATION_REQUIRES "sdpod/requires"
+#define APP_ANNOTATION_WAIT_HEALTHY "sdpod/wait-healthy"
+#define APP_ORDER_NAMES_MAX 64
+/* The pod's: "true" in a mutable pod made by sdpod run/prepare --mutable,
+ * whose apps start with the pod as an immutable pod's do (podapp
+ * sandbox's and the containerd shim's are started one by one). */
+#define POD_ANNOTATION_START_APPS "sdpod/start-apps"
 
 typedef enum AppRestart {
         APP_RESTART_NO,
@@ -68,6 +80,24 @@ bool app_lifecycle_annotation_is(const char *annotation);
 /* Checks the value of one of the table's annotations; -EINVAL with a
  * message that says what is expected. */
 int app_lifecycle_check(const char *annotation, const char *value, Error **err);
+
+/* The order between the apps of a pod as a whole (the annotations above,
+ * each value already checked as a list of app names): no app names
+ * itself, one waited for healthy has a health check, and the order has no
+ * cycle (a cycle is a deadlock at start, or systemd dropping one of the
+ * jobs at random). With complete, apps are all the pod's apps and every
+ * app named must be one of them (prepare, podapp add); without, a name
+ * of no app is let through (a manifest is built one app at a time, and
+ * podapp rm may remove an app that another names: After= of a unit that
+ * does not exist orders nothing, Requires= of one fails the start). -EINVAL
+ * with a message naming the apps. */
+int app_order_check(const PodApp *apps, size_t n_apps, bool complete, Error **err);
+/* Only that every app the app apps[index] names is one of apps (podapp
+ * add: the new app names apps the pod has). */
+int app_order_check_names(const PodApp *apps, size_t n_apps, size_t index, Error **err);
+/* The names of the list annotation of app ("sdpod/after"...), NULL when
+ * it has none; -ENOMEM only. */
+int app_order_names(const PodApp *app, const char *annotation, char ***ret);
 
 /* A command given on the command line (hooks, health check): a JSON array
  * of strings ('["/bin/check", "-q"]') is the command as it is; anything

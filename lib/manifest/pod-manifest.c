@@ -930,6 +930,13 @@ static int manifest_validate(struct json_object *o, const char *what, PodManifes
             (r = check_lifecycle(c, NULL, v.annotations, v.n_annotations, NULL)) < 0 ||
             (r = check_ports(c, o, &v.ports, &v.n_ports)) < 0)
                 return r;
+        /* The order between the apps (app-lifecycle.h), as a whole. */
+        Error *e = NULL;
+        if ((r = app_order_check(v.apps, v.n_apps, false, &e)) < 0) {
+                r = r == -ENOMEM ? oom(c) : bad(c, KEY(NULL, "apps"), "%s", e ? e->msg : "invalid order");
+                error_free(e);
+                return r;
+        }
 
         v.json = o;
         *ret = v;

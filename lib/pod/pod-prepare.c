@@ -431,6 +431,9 @@ int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **re
                         return r;
         if ((r = volumes_annotation(m, args, uids, gids, err)) < 0)
                 return r;
+        /* --after and the like name apps of this pod (app-lifecycle.h). */
+        if ((r = app_order_check(m->apps, m->n_apps, true, err)) < 0)
+                return r;
         /* The range itself is claimed once the pod exists (pod_prepare). */
         if (args->no_private_users && (r = pod_manifest_set_annotation(m, POD_ANNOTATION_PRIVATE_USERS, "no", err)) < 0)
                 return r;
@@ -441,8 +444,11 @@ int pod_manifest_from_args(ImageStore *is, const PodArgs *args, PodManifest **re
 int pod_manifest_add_app_from_args(ImageStore *is, PodManifest *m, const AppArgs *a, const char *created, Error **err) {
         PodUserns u;
         int r = pod_userns_from_manifest(m, &u, err);
-        if (r < 0 || (r = add_app(m, is, a, created, u.enabled, false, err)) < 0 ||
-            (r = check_app(is, m, m->n_apps - 1, u.enabled, NULL, NULL, err)) >= 0)
+        if (r < 0 || (r = add_app(m, is, a, created, u.enabled, false, err)) < 0)
+                return r;
+        /* The new app's --after and the like name apps the pod has. */
+        if ((r = check_app(is, m, m->n_apps - 1, u.enabled, NULL, NULL, err)) >= 0 &&
+            (r = app_order_check_names(m->apps, m->n_apps, m->n_apps - 1, err)) >= 0)
                 return r;
         /* Refused: the manifest must be as it was. */
         _cleanup_error_ Error *ignored = NULL;

@@ -418,6 +418,42 @@ static void write_no_start_limit(FILE *f) {
         fputs("StartLimitIntervalSec=0\n", f);
 }
 
+/* The order between the apps (sdpod/after, sdpod/requires,
+ * sdpod/wait-healthy; app-lifecycle.h), as systemd's own edges between
+ * their units. The manifest's validation refused unknown names, cycles
+ * and anything but app names; app_order_names() returns none of a value
+ * that is not a list of app names, so no other text reaches the unit. */
+static int write_order(FILE *f, const PodApp *app, bool *ret_waits) {
+        static const struct {
+                const char *annotation;
+                bool wait, requires;
+        } edges[] = {
+                { APP_ANNOTATION_AFTER, false, false },
+                { APP_ANNOTATION_REQUIRES, false, true },
+                /* The wait runs after the app it waits for has started,
+                 * and starts it (app-wait-healthy@NAME.service). */
+                { APP_ANNOTATION_WAIT_HEALTHY, true, true },
+        };
+        *ret_waits = false;
+        for (size_t e = 0; e < ELEMENTSOF(edges); e++) {
+                _cleanup_strv_free_ char **names = NULL;
+                if (app_order_names(app, edges[e].annotation, &names) < 0)
+                        return -ENOMEM;
+                for (char **n = names; n && *n; n++) {
+                        char unit[128];
+                        if (edges[e].wait)
+                                snprintf(unit, sizeof(unit), APP_WAIT_HEALTHY_UNIT_FORMAT, *n);
+                        else
+                                snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, *n);
+                        if (edges[e].requires)
+                                fprintf(f, "Requires=%s\n", unit);
+                        fprintf(f, "After=%s\n", unit);
+                        *ret_waits |= edges[e].wait;
+                }
+        }
+        return 0;
+}
+
 /* The [Unit] section of app@NAME.service, shared by a runnable app and one
  * that can only fail. */
 static void write_app_unit_section(FILE *f, const PodApp *app, const AppLifecycle *l, PodGraph graph) {
@@ -435,9 +471,15 @@ static void write_app_unit_section(FILE *f, const PodApp *app, const AppLifecycl
                 "After=" REAPER_UNIT_FORMAT "\n"
                 /* Only with the pod's network and its name files. */
                 "Requires=" POD_NETWORK_UNIT "\n"
-                "After=" POD_NETWORK_UNIT "\n"
-                "Before=default.target\n",
+                "After=" POD_NETWORK_UNIT "\n",
                 app->name, app->name);
+        bool waits = false;
+        (void) write_order(f, app, &waits);
+        /* The pod is up (default.target, READY=1 to the host) with its
+         * apps started, but not after a wait for another app's health,
+         * which may take as long as that app's checks. */
+        if (!waits)
+                fputs("Before=default.target\n", f);
         if (l && l->restart != APP_RESTART_NO)
                 fprintf(f, "Wants=" APP_RESTARTING_UNIT_FORMAT "\nAfter=" APP_RESTARTING_UNIT_FORMAT "\n", app->name,
                         app->name);
@@ -966,6 +1008,32 @@ int health_timer_render(const AppUnit *u, char **ret) {
         uint64_t usec = u->lifecycle.health_interval_usec;
         fprintf(f, "\n[Timer]\nOnActiveSec=%" PRIu64 "us\nOnUnitActiveSec=%" PRIu64 "us\nAccuracySec=1ms\n"
                    "Unit=" APP_HEALTH_UNIT_FORMAT "\n", usec, usec, name);
+        return text_finish(f, &buf, 0, ret);
+}
+
+int wait_healthy_unit_render(const PodApp *app, char **ret) {
+        char *buf = NULL;
+        size_t size = 0;
+        FILE *f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        fputs(UNIT_HEADER "\n[Unit]\nDescription=Wait until app ", f);
+        write_description_text(f, app->name);
+        /* Starting the wait starts the app waited for, as Requires= on it
+         * would; the wait is over, and fails, when it stops. */
+        fprintf(f,
+                " is healthy\nSourcePath=" POD_MANIFEST_PATH "\nDefaultDependencies=no\n"
+                "Wants=" APP_UNIT_FORMAT "\nAfter=" APP_UNIT_FORMAT "\n",
+                app->name, app->name);
+        write_no_start_limit(f);
+        write_stop_conflicts(f);
+        /* As long as it takes: the app's checks say when it is healthy
+         * or unhealthy (retries, start period). */
+        fprintf(f,
+                "\n[Service]\nType=oneshot\nTimeoutStartSec=infinity\n"
+                "ExecStart=" POD_HELPER " wait-healthy %s\n"
+                "StandardOutput=journal+console\nStandardError=journal+console\n",
+                app->name);
         return text_finish(f, &buf, 0, ret);
 }
 

@@ -84,6 +84,9 @@ typedef enum AppExecMode {
 #define APP_HEALTH_TIMER_FORMAT "app-health@%s.timer"
 #define APP_HEALTHY_UNIT_FORMAT "app-healthy@%s.service"
 #define APP_UNHEALTHY_UNIT_FORMAT "app-unhealthy@%s.service"
+/* Before each start of an app with --wait-healthy=NAME: the generator's
+ * oneshot that runs pod-helper wait-healthy NAME (app-lifecycle.h). */
+#define APP_WAIT_HEALTHY_UNIT_FORMAT "app-wait-healthy@%s.service"
 #define APP_RESTART_SEC_MIN_MSEC 100ULL
 #define APP_RESTART_BACKOFF_MAX_MSEC 10000ULL
 
@@ -174,6 +177,8 @@ int reaper_unit_render(const PodApp *app, PodGraph graph, char **ret);
  * health check (u->health.path). */
 int health_unit_render(const AppUnit *u, char **ret);
 int health_timer_render(const AppUnit *u, char **ret);
+/* APP_WAIT_HEALTHY_UNIT_FORMAT of an app with a health check. */
+int wait_healthy_unit_render(const PodApp *app, char **ret);
 /* The drop-in of the exec template of the app (APP_EXEC_DROPIN_FORMAT or
  * APP_ENTER_DROPIN_FORMAT): everything of app@NAME.service's [Service] but
  * its type, program and output, which the command brings. */

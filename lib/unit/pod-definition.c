@@ -7,8 +7,10 @@
 #include "basic/time-util.h"
 #include "basic/utf8.h"
 #include "manifest/app-args.h"
+#include "manifest/app-lifecycle.h"
 #include "manifest/pod-manifest.h"
 #include "manifest/pod-net.h"
+#include "unit/app-isolators.h"
 #include "unit/app-unit.h"
 #include "unit/pod-definition.h"
 
@@ -29,6 +31,7 @@ static const char *const section_names[_SECTION_MAX] = {
 
 typedef enum KeyKind {
         KEY_OPTION,             /* an option of sdpod run, checked by its own rules */
+        KEY_DEVICE,             /* the same, --device: also a DeviceAllow= of the service */
         KEY_POD_NAME,           /* [Pod] Name= */
         KEY_IMAGE,              /* [App] Image= */
         KEY_EXEC,               /* [App] Exec=: program and arguments */
@@ -85,6 +88,15 @@ static const DefinitionKey definition_keys[] = {
         { SECTION_POD, "Watchdog", KEY_OPTION, "pod-watchdog" },
         { SECTION_POD, "PidsLimit", KEY_OPTION, "pod-pids-limit" },
         { SECTION_POD, "Stage1", KEY_OPTION, "stage1" },
+        { SECTION_POD, "Mutable", KEY_OPTION, "mutable" },
+        /* The pulls of the images that name a registry. */
+        { SECTION_POD, "Pull", KEY_OPTION, "pull" },
+        { SECTION_POD, "TLSVerify", KEY_OPTION, "tls-verify" },
+        { SECTION_POD, "CertDir", KEY_OPTION, "cert-dir" },
+        { SECTION_POD, "AuthFile", KEY_OPTION, "authfile" },
+        { SECTION_POD, "Creds", KEY_OPTION, "creds" },
+        { SECTION_POD, "SignaturePolicy", KEY_OPTION, "signature-policy" },
+        { SECTION_POD, "RegistriesD", KEY_OPTION, "registries-d" },
 
         { SECTION_APP, "Image", KEY_IMAGE, NULL },
         { SECTION_APP, "Name", KEY_OPTION, "app" },
@@ -95,6 +107,20 @@ static const DefinitionKey definition_keys[] = {
         { SECTION_APP, "Group", KEY_OPTION, "group" },
         { SECTION_APP, "WorkingDirectory", KEY_OPTION, "working-dir" },
         { SECTION_APP, "Mount", KEY_OPTION, "mount" },
+        { SECTION_APP, "EnvironmentFile", KEY_OPTION, "env-file" },
+        { SECTION_APP, "ReadOnly", KEY_OPTION, "read-only" },
+        { SECTION_APP, "Tmpfs", KEY_OPTION, "tmpfs" },
+        { SECTION_APP, "AddDevice", KEY_DEVICE, "device" },
+        { SECTION_APP, "AddCapability", KEY_OPTION, "cap-add" },
+        { SECTION_APP, "DropCapability", KEY_OPTION, "cap-drop" },
+        /* Its resources (app-isolators.h). */
+        { SECTION_APP, "Memory", KEY_OPTION, "memory" },
+        { SECTION_APP, "CPUs", KEY_OPTION, "cpus" },
+        { SECTION_APP, "PidsLimit", KEY_OPTION, "pids-limit" },
+        /* Its order among the pod's apps (app-lifecycle.h). */
+        { SECTION_APP, "After", KEY_OPTION, "after" },
+        { SECTION_APP, "Requires", KEY_OPTION, "requires" },
+        { SECTION_APP, "WaitHealthy", KEY_OPTION, "wait-healthy" },
         /* The app's lifecycle (app-lifecycle.h). */
         { SECTION_APP, "StopTimeout", KEY_OPTION, "stop-timeout" },
         { SECTION_APP, "Restart", KEY_OPTION, "restart" },
@@ -367,6 +393,24 @@ static int parse_key(Parser *p, const DefinitionKey *k, const char *value, Error
         int r;
 
         switch (k->kind) {
+        case KEY_DEVICE: {
+                /* Checked here as the app's manifest will be, as it becomes
+                 * a word of DeviceAllow= too; the node itself is looked up
+                 * when the pod is prepared (it may appear after boot). */
+                const char *colon = strchr(value, ':');
+                _cleanup_free_ char *path = colon ? strndup(value, (size_t) (colon - value)) : strdup(value);
+                if (!path)
+                        return oom(p, err);
+                const char *problem = app_mount_path_problem(path, true);
+                if (problem)
+                        return bad(p, err, "AddDevice=%s: %s", value, problem);
+                if (!startswith(path, "/dev/"))
+                        return bad(p, err, "AddDevice=%s: not under /dev", value);
+                if (colon && !device_access_is_valid(colon + 1))
+                        return bad(p, err, "AddDevice=%s: access \"%s\": expected r, w and m (at least one, each once)",
+                                   value, colon + 1);
+                return add_option(p, k->key, k->option, value, &app->options, err);
+        }
         case KEY_OPTION:
                 return add_option(p, k->key, k->option, value, app ? &app->options : &p->pod_options, err);
         case KEY_POD_NAME:
@@ -575,12 +619,18 @@ static int build_run_args(Parser *p, const char *name, char ***ret, Error **err)
 
 /* As pod@.service's: the pod's device rule and task limit, set by the
  * unit, which the pod cannot change (sdpod-security(7)); the limit is the
- * definition's PidsLimit=. (A definition has no --device: a device is a
- * DeviceAllow= of its [Service], with the node bound as a Volume=.) */
+ * definition's PidsLimit=, and each Device= of an app is allowed to the
+ * pod as a whole (the app's own rule narrows it to the app). */
 static void render_limits(FILE *f, const PodArgs *args) {
         fputs("DevicePolicy=closed\n", f);
         for (const PodStandardDevice *d = pod_standard_devices; d->device_allow; d++)
                 fprintf(f, "DeviceAllow=%s\n", d->device_allow);
+        for (size_t i = 0; i < args->n_apps; i++)
+                for (char **d = args->apps[i].devices; d && *d; d++) {
+                        const char *colon = strchr(*d, ':');
+                        fprintf(f, "DeviceAllow=%.*s %s\n", (int) (colon ? colon - *d : (ptrdiff_t) strlen(*d)), *d,
+                                colon ? colon + 1 : "rw");
+                }
         const char *limit = NULL;
         for (size_t i = 0; i < args->n_lifecycle; i++)
                 if (streq(args->lifecycle[i].name, POD_ANNOTATION_PIDS_LIMIT))
@@ -742,6 +792,20 @@ int pod_definition_render(const char *path, const char *text, size_t size, const
         r = pod_args_parse((int) strv_length(run_args) - 1, run_args + 1, true, &check, err);
         if (r < 0)
                 return r == -ENOMEM ? oom(&p, err) : (error_prefix(err, "%s", path), -EINVAL);
+
+        /* The order between the apps, when every app is named here (an
+         * app without Name= is named after its image, at each start). */
+        bool named = true;
+        for (size_t i = 0; i < check.n_apps; i++)
+                named &= check.apps[i].name != NULL;
+        if (named) {
+                PodApp apps[check.n_apps];
+                for (size_t i = 0; i < check.n_apps; i++)
+                        apps[i] = (PodApp) { .name = check.apps[i].name, .annotations = check.apps[i].lifecycle,
+                                             .n_annotations = check.apps[i].n_lifecycle };
+                if ((r = app_order_check(apps, check.n_apps, true, err)) < 0)
+                        return r == -ENOMEM ? oom(&p, err) : (error_prefix(err, "%s", path), -EINVAL);
+        }
 
         _cleanup_(pod_units_done) PodUnits u = {};
         char *content = NULL;

@@ -155,9 +155,19 @@ static int build_app(PodUnits *u, const PodManifest *m, size_t index, int pod_ro
             (r = add_file(u, text, NULL, REAPER_UNIT_FORMAT, app->name)) < 0)
                 return r;
 
-        /* An immutable pod starts its apps at boot; a mutable pod's are
-         * started one by one (podapp start). */
-        if (!(graph & POD_GRAPH_MUTABLE)) {
+        /* What an app started after this one is healthy waits on. */
+        if (pod_app_get_annotation(app, APP_ANNOTATION_HEALTH_CMD) &&
+            ((r = wait_healthy_unit_render(app, &text)) < 0 ||
+             (r = add_file(u, text, NULL, APP_WAIT_HEALTHY_UNIT_FORMAT, app->name)) < 0))
+                return r;
+
+        /* An immutable pod starts its apps at boot, and so does a mutable
+         * one of sdpod run --mutable; the apps of a sandbox are started
+         * one by one (podapp start). An app added later gets the link too,
+         * which starts nothing: systemd acts on a Wants= of a target only
+         * when the target is started. */
+        const char *start_apps = pod_manifest_get_annotation(m, POD_ANNOTATION_START_APPS);
+        if (!(graph & POD_GRAPH_MUTABLE) || (start_apps && streq(start_apps, "true"))) {
                 char unit[128];
                 snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app->name);
                 return add_wants_link(u, unit);
@@ -178,6 +188,11 @@ int pod_units_build(int pod_rootfd, PodUnits *ret) {
         if (r >= 0 && !(graph & POD_GRAPH_MUTABLE) && m->n_apps == 0)
                 r = error_set(&err, -EBADMSG, "%s: field \"apps\": empty, and the pod is not mutable (%s)",
                               MANIFEST_WHAT, "annotation " POD_ANNOTATION_MUTABLE);
+        /* The apps of an immutable pod are all there: an order naming an
+         * app that is not is the manifest's error (the validation let it
+         * through, as a mutable pod's apps come and go). */
+        if (r >= 0 && !(graph & POD_GRAPH_MUTABLE) && (r = app_order_check(m->apps, m->n_apps, true, &err)) < 0)
+                error_prefix(&err, "%s: field \"apps\"", MANIFEST_WHAT);
         if (r == -ENOMEM)
                 return r;
         if (r < 0) {

@@ -217,7 +217,8 @@ complete() {
 # The lifecycle options of an app (sdpod(1)).
 pull_options=(--pull= --tls-verify= --cert-dir= --authfile= --creds= --signature-policy= --registries-d=)
 app_lifecycle=(--stop-timeout= --restart= --pre-start= --pre-stop= --post-stop= --watchdog= --watchdog-file= --health-cmd=
-	--health-interval= --health-retries= --health-start-period= --health-on-failure=)
+	--health-interval= --health-retries= --health-start-period= --health-on-failure=
+	--after= --requires= --wait-healthy=)
 # Its confinement and resources (sdpod(1)).
 app_confinement=(--env-file= --memory= --cpus= --pids-limit= --cap-add= --cap-drop= --read-only --tmpfs= --device=)
 
@@ -248,20 +249,20 @@ expect 'sdpod image list --' --help --format= --no-legend
 expect 'sdpod image list --format=' table json
 expect 'sdpod image import --' --help --name= --platform= --ref= --max-entries= --max-size=
 expect 'sdpod image pull --' --help --quiet --name= --platform= --tls-verify= --cert-dir= --authfile= --creds= --signature-policy= --registries-d=
-expect 'sdpod prepare --' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --stage1= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
+expect 'sdpod prepare --' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --stage1= --mutable --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
 	--app= --exec= --set-env= --user= --group= --working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" "${pull_options[@]}"
 expect 'sdpod prepare --wo' --working-dir=
-expect 'sdpod prepare --w' --watchdog= --watchdog-file= --working-dir=
+expect 'sdpod prepare --w' --wait-healthy= --watchdog= --watchdog-file= --working-dir=
 expect 'sdpod prepare --private-users=' yes no
-expect 'sdpod run --' --detach --uuid-file= --replace --tty --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --stage1= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
+expect 'sdpod run --' --detach --uuid-file= --replace --tty --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --stage1= --mutable --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
 	--app= --exec= --set-env= --user= --group= \
 	--working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" "${pull_options[@]}"
 expect 'sdpod run --d' --detach --device= --dns= --dns-search= --dns-option=
 # run's own options only come first
 expect 'sdpod run --detach --d' --detach --device= --dns= --dns-search= --dns-option=
 expect 'sdpod run --name=x --d' --device= --dns= --dns-search= --dns-option=
-expect 'sdpod run --replace --r' --read-only --registries-d= --replace --restart=
-expect 'sdpod run --name=x --r' --read-only --registries-d= --restart=
+expect 'sdpod run --replace --r' --read-only --registries-d= --replace --requires= --restart=
+expect 'sdpod run --name=x --r' --read-only --registries-d= --requires= --restart=
 expect 'sdpod run busybox:1.36 --d' --device= --dns= --dns-search= --dns-option=
 expect 'sdpod run busybox:1.36 --read-only --cap-drop=SYS_' SYS_CHROOT SYS_ADMIN SYS_PTRACE SYS_NICE SYS_RESOURCE SYS_TIME
 expect 'sdpod prepare busybox:1.36 --read-only=' yes no
@@ -304,11 +305,11 @@ expect 'sdpod prepare ' busybox:1.36 example.com/my-app:latest
 # ---------------------------------------------------------------------------
 
 # after an image, only its options, "--" and "---"
-expect 'sdpod prepare busybox:1.36 ' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --stage1= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
+expect 'sdpod prepare busybox:1.36 ' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --stage1= --mutable --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
 	--app= --exec= --set-env= --user= --group= \
 	--working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" "${pull_options[@]}" -- ---
 expect 'sdpod prepare --app=x busybox:1.36 --ex' --exec=
-expect 'sdpod prepare --app x busybox:1.36 --app y ' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --stage1= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
+expect 'sdpod prepare --app x busybox:1.36 --app y ' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --stage1= --mutable --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
 	--app= --exec= --set-env= \
 	--user= --group= --working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" "${pull_options[@]}" -- ---
 # the app's arguments are its own, but "---" starts the next app
