@@ -10,7 +10,9 @@
 #     timeout and a few seconds, and the sleep is gone from the container;
 #   - with sdpod's shim: the relay of an exec killed (SIGKILL, which it
 #     cannot pass on): its command in the pod goes all the same, and
-#     `ctr task exec` returns.
+#     `ctr task exec` returns;
+#   - with sdpod's shim: the lock of a pod's shims (/run/sdpod/shim/
+#     HASH.lock) is there while its task or sandbox is, and gone with it.
 #
 # SHIM_RUNTIME=io.containerd.runc.v2 runs the same test on runc's shim (the
 # check of the test itself; the relay part is sdpod's only).
@@ -40,15 +42,22 @@ containerd_images "$CTR_NS" k8s.io
 R=(--runtime "$SHIM_RUNTIME")
 CTR=(ctr --address "$CTD_SOCK" --namespace "$CTR_NS")
 
+# shim_lock NAMESPACE GROUP: the lock file of the shims of a task or
+# sandbox (helpers/shim/main.c: socket_path, a hash of containerd's
+# address, the namespace and the sandbox's id or the plain task's).
+shim_lock() {
+	printf '%s\0%s\0%s\0' "$CTD_SOCK" "$1" "$2" | sha256sum | cut -c1-32 | sed 's|^|/run/sdpod/shim/|; s|$|.lock|'
+}
 task_is() { [ "$(ctr_ tasks ls 2>/dev/null | awk -v id="$1" '$1 == id { print $3 }')" = "$2" ]; }
 # procs_of WORD: the PIDs of the host's processes whose command line is
 # exactly "sleep WORD" or "/bin/sleep WORD" (the commands of this test).
 procs_of() {
-	local p c
-	for p in /proc/[0-9]*; do
-		c=$({ tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null) || continue
-		case "$c" in
-		"sleep $1 " | "/bin/sleep $1 ") echo "${p#/proc/}" ;;
+	local f
+	# One grep over every command line (a process per PID would take
+	# seconds on a busy machine, and wait_until runs this 10 times a second).
+	for f in $(grep -lsaF -- "$1" /proc/[0-9]*/cmdline); do
+		case "$(tr '\0' ' ' <"$f" 2>/dev/null)" in
+		"sleep $1 " | "/bin/sleep $1 ") f=${f#/proc/} && echo "${f%/cmdline}" ;;
 		esac
 	done
 	return 0
@@ -74,6 +83,8 @@ echo "# ctr task kill --exec-id: the command goes, ctr task exec returns"
 # ---------------------------------------------------------------------------
 assert_exit 0 ctr_ run -d "${R[@]}" "$CTD_BUSYBOX" t-exec /bin/sleep 600
 wait_for "the task runs" 20 task_is t-exec RUNNING
+LOCK1=$(shim_lock "$CTR_NS" t-exec)
+! shim_is_sdpod || assert_file_exists "$LOCK1"
 "${CTR[@]}" task exec --exec-id long t-exec /bin/sleep 4321 </dev/null >"$T/long.out" 2>&1 &
 LONG=$!
 BG_PIDS+=("$LONG")
@@ -97,14 +108,15 @@ if shim_is_sdpod; then
 	"${CTR[@]}" task exec --exec-id relay t-exec /bin/sleep 4323 </dev/null >"$T/relay.out" 2>&1 &
 	RELAY_EXEC=$!
 	BG_PIDS+=("$RELAY_EXEC")
-	wait_for "the third exec's command runs" 20 has_procs 4323
+	wait_for "the third exec's command runs" 20 has_procs 4323 ||
+		echo "# ctr task exec: $(cut -c1-300 "$T/relay.out")"
 	# The relay: the shim's child whose command line carries the command.
 	SHIMS=" $(ctd_shim_pids | tr '\n' ' ')"
 	RELAY=
-	for p in /proc/[0-9]*; do
+	for f in $(grep -lsaF -- 4323 /proc/[0-9]*/cmdline); do
+		p=${f%/cmdline}
 		pp=$(awk '/^PPid:/ { print $2 }' "$p/status" 2>/dev/null) || continue
-		case "$SHIMS" in *" $pp "*) ;; *) continue ;; esac
-		{ tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q -- "/bin/sleep 4323" && RELAY=${p#/proc/}
+		case "$SHIMS" in *" $pp "*) RELAY=${p#/proc/} ;; esac
 	done
 	assert_match "the exec's relay, a child of the shim" '^[0-9]+$' "$RELAY"
 	[ -z "$RELAY" ] || kill -KILL "$RELAY"
@@ -116,6 +128,9 @@ assert_exit 0 ctr_ task kill -s SIGKILL t-exec
 wait_for "the task stops" 30 task_is t-exec STOPPED
 assert_exit 0 ctr_ task delete t-exec
 assert_exit 0 ctr_ container rm t-exec
+if shim_is_sdpod; then
+	wait_for "the shim's lock goes with its task" 10 test ! -e "$LOCK1"
+fi
 
 # ---------------------------------------------------------------------------
 echo "# CRI ExecSync with a timeout"
@@ -132,6 +147,8 @@ CC=$(jq -nc --arg sb "$SB" --argjson sbc "$SBC" --arg img "$CTD_BUSYBOX" \
 cri_call C CreateContainer "$CC"
 CID=$(jq -r '.container_id // empty' <<<"$C")
 cri_call _ StartContainer "{\"container_id\": \"$CID\"}"
+LOCK2=$(shim_lock k8s.io "$SB")
+! shim_is_sdpod || assert_file_exists "$LOCK2"
 cri_call E ExecSync "{\"container_id\": \"$CID\", \"cmd\": [\"/bin/sh\", \"-c\", \"echo ready\"], \"timeout\": 20}"
 assert_jq "ExecSync runs" "$E" '[.exit_code, .stdout_text]' '[0,"ready\n"]'
 t0=$(date +%s)
@@ -146,5 +163,6 @@ cri_call _ StopPodSandbox "{\"pod_sandbox_id\": \"$SB\"}"
 cri_call _ RemovePodSandbox "{\"pod_sandbox_id\": \"$SB\"}"
 
 containerd_leak_check
+! shim_is_sdpod || assert_file_absent "$LOCK2"
 containerd_stop
 leak_check
