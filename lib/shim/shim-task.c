@@ -311,9 +311,28 @@ int shim_pids(PodStore *ps, const char *uuid, const char *app, pid_t *ret, size_
         return r < 0 ? error_sys(err, r, "pod %s: its processes", uuid) : 0;
 }
 
+/* A FIFO's open waits for its other end, which containerd may have closed
+ * already (its client gone, or stdin closed by CloseIO a moment before):
+ * the exec's relay would wait for ever. So never waiting: stdin opens at
+ * once (no writer left: end of file, which is what the client said); an
+ * output whose reader is not there within EXEC_FIFO_WAIT_MS goes to
+ * /dev/null (nobody reads it). */
+#define EXEC_FIFO_WAIT_MS 2000
+
 static int open_stdio(const char *path, int flags, int target) {
-        int fd = open(path ? path : "/dev/null", flags | O_NOCTTY);
+        int fd = -1;
+        for (unsigned waited = 0; path && fd < 0; waited += 10) {
+                fd = open(path, flags | O_NOCTTY | O_NONBLOCK);
+                if (fd >= 0 || errno != ENXIO || waited >= EXEC_FIFO_WAIT_MS)
+                        break;
+                (void) poll(NULL, 0, 10);
+        }
+        if (fd < 0 && (!path || errno == ENXIO))
+                fd = open("/dev/null", flags | O_NOCTTY);
         if (fd < 0)
+                return -errno;
+        int fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
                 return -errno;
         if (fd != target) {
                 if (dup2(fd, target) < 0)
