@@ -58,6 +58,7 @@ typedef struct Proc {
          * client opens its writing end only when it has input to give.
          * Closing ours passes the client's EOF on. */
         int stdin_hold;
+        bool starting;                  /* its start runs in a child of ours (background_run) */
         sd_event_source *child;         /* an exec's process, while it runs */
         TtrpcCall **waiters;
         size_t n_waiters;
@@ -132,9 +133,11 @@ static int safe_close_fd(int fd) {
 #define BACKGROUND_ARGS 6
 typedef struct Background Background;
 typedef int (*BackgroundWork)(TaskService *s, const char *const args[BACKGROUND_ARGS], int sig, Error **err);
-/* Called before the call is answered, with the work's result: returns the
- * result to answer. */
-typedef int (*BackgroundDone)(TaskService *s, const char *const args[BACKGROUND_ARGS], int sig, int r);
+/* Called before the call is answered, with the work's result (< 0 an
+ * error, else what the work returned: 0, or a value such as a PID):
+ * returns < 0 to answer that error, 0 to answer empty, 1 when it has
+ * answered the call itself (c, which may be NULL). */
+typedef int (*BackgroundDone)(TaskService *s, TtrpcCall *c, const char *const args[BACKGROUND_ARGS], int sig, int r);
 struct Background {
         TaskService *service;
         TtrpcCall *call;
@@ -176,9 +179,17 @@ static int on_background_exit(sd_event_source *es, const siginfo_t *si, void *us
         ssize_t n = read(b->fd, msg, BACKGROUND_MESSAGE_MAX);
         msg[n > 0 ? n : 0] = 0;
         int r = si->si_code == CLD_EXITED ? -si->si_status : -EINTR;
-        if (b->done)
-                r = b->done(s, (const char *const *) b->args, b->sig, r);
+        if (r == 0 && *msg)
+                r = atoi(msg);  /* on success, the pipe carries the work's value */
+        if (b->done) {
+                r = b->done(s, b->call, (const char *const *) b->args, b->sig, r);
+                if (r == 1)
+                        b->call = NULL;
+        }
+        if (r > 0)
+                r = 0;
         if (r < 0 && !*msg)
+        if (r < 0 && (!*msg || (si->si_code == CLD_EXITED && si->si_status == 0)))
                 snprintf(msg, sizeof(msg), "%s", si->si_code == CLD_EXITED ? strerror(-r) : "the shim's child was killed");
         if (b->call) {
                 if (r < 0) {
@@ -235,7 +246,8 @@ static int background_run(TaskService *s, TtrpcCall *c, BackgroundWork work, Bac
                 if (r < 0) {
                         const char *m = e && e->msg ? e->msg : strerror(-r);
                         (void) !write(p[1], m, strnlen(m, BACKGROUND_MESSAGE_MAX));
-                }
+                } else if (r > 0)
+                        (void) !dprintf(p[1], "%d", r);
                 _exit(r < 0 ? (-r > 255 ? EIO : -r) : 0);
         }
         close(p[1]);
@@ -427,7 +439,7 @@ static int work_exec_kill(TaskService *s, const char *const a[BACKGROUND_ARGS], 
         return shim_exec_kill(s->pods, a[0], a[1], a[2], sig, a[3] != NULL, err);
 }
 
-static int exec_end_done(TaskService *s, const char *const a[BACKGROUND_ARGS], int sig, int r) {
+static int exec_end_done(TaskService *s, TtrpcCall *c, const char *const a[BACKGROUND_ARGS], int sig, int r) {
         return r == -ESRCH ? 0 : r;     /* no unit left: nothing to end */
 }
 
@@ -712,9 +724,60 @@ out:
 
 /* --- Start ------------------------------------------------------------- */
 
-static int proc_start(TaskService *s, Proc *p, Error **err) {
+static void publish_started(TaskService *s, Proc *p) {
+        if (p->exec_id) {
+                Containerd__Events__TaskExecStarted ev = CONTAINERD__EVENTS__TASK_EXEC_STARTED__INIT;
+                ev.container_id = p->task->id;
+                ev.exec_id = p->exec_id;
+                ev.pid = (uint32_t) p->pid;
+                publish(s, SHIM_TOPIC_TASK_EXEC_STARTED, "containerd.events.TaskExecStarted", &ev.base);
+        } else {
+                Containerd__Events__TaskStart ev = CONTAINERD__EVENTS__TASK_START__INIT;
+                ev.container_id = p->task->id;
+                ev.pid = (uint32_t) p->pid;
+                publish(s, SHIM_TOPIC_TASK_START, "containerd.events.TaskStart", &ev.base);
+                poll_start(s);
+        }
+        debug_log("started %s %s pid %d", p->task->id, proc_id(p), (int) p->pid);
+}
+
+static int reply_started(TtrpcCall *c, const Proc *p) {
+        Containerd__Task__V2__StartResponse resp = CONTAINERD__TASK__V2__START_RESPONSE__INIT;
+        resp.pid = (uint32_t) p->pid;
+        return ttrpc_call_reply(c, &resp.base);
+}
+
+/* Starting an app waits for a job of the pod's systemd (up to its start
+ * timeout, which a hostile pod lets run out): in a child, whose value is
+ * the app's main PID (0: it has exited already). */
+static int work_app_start(TaskService *s, const char *const a[BACKGROUND_ARGS], int sig, Error **err) {
+        pid_t pid = 0;
+        int r = shim_app_start(s->pods, a[0], a[1], &pid, err);
+        return r < 0 ? r : (int) pid;
+}
+
+static int app_start_done(TaskService *s, TtrpcCall *c, const char *const a[BACKGROUND_ARGS], int sig, int r) {
+        Task *t = task_find(s, a[2]);
+        if (!t || !streq(t->target.uuid, a[0]))
+                return r < 0 ? r : -ENOENT;     /* deleted meanwhile: cannot be, Delete waits */
+        Proc *p = &t->init;
+        p->starting = false;
+        if (r < 0)
+                return r;
+        p->pid = r;
+        p->status = PROC_RUNNING;
+        publish_started(s, p);
+        if (c)
+                reply_started(c, p);
+        return 1;
+}
+
+/* 1: the start goes on in a child, which answers c. */
+static int proc_start(TaskService *s, TtrpcCall *c, Proc *p, Error **err) {
         Task *t = p->task;
         int r;
+        if (p->starting)
+                return error_set(err, -EBUSY, "task %s is being started", t->id);
         if (p->status != PROC_CREATED)
                 return error_set(err, -EBUSY, "%s of task %s: started already", p->exec_id ? p->exec_id : "the process", t->id);
         if (p->exec_id) {
@@ -729,10 +792,14 @@ static int proc_start(TaskService *s, Proc *p, Error **err) {
                         return r;
                 if ((r = sd_event_add_child(s->event, &p->child, p->pid, WEXITED, on_exec_exit, p)) < 0)
                         return error_sys(err, r, "exec %s", p->exec_id);
-        } else if (t->kind == TASK_SANDBOX) {
-                /* Its pod runs since Create. */
-        } else if ((r = shim_app_start(s->pods, t->target.uuid, t->target.app, &p->pid, err)) < 0)
-                return r;
+        } else if (t->kind != TASK_SANDBOX) {
+                const char *args[BACKGROUND_ARGS] = { t->target.uuid, t->target.app, t->id };
+                if ((r = background_run(s, c, work_app_start, app_start_done, args, 0, err)) < 0)
+                        return r;
+                p->starting = true;
+                return 1;
+        }
+        /* A sandbox: its pod runs since Create. */
         p->status = PROC_RUNNING;
         return 0;
 }
@@ -744,25 +811,10 @@ static int on_start(TtrpcCall *c, const uint8_t *payload, size_t size, void *use
                 return ttrpc_call_fail(c, GRPC_INVALID_ARGUMENT, "Start: not a StartRequest");
         Error *e = NULL;
         Proc *p = lookup(s, c, req->id, req->exec_id);
-        int r = p ? proc_start(s, p, &e) : 0;
-        if (p && r >= 0) {
-                if (p->exec_id) {
-                        Containerd__Events__TaskExecStarted ev = CONTAINERD__EVENTS__TASK_EXEC_STARTED__INIT;
-                        ev.container_id = p->task->id;
-                        ev.exec_id = p->exec_id;
-                        ev.pid = (uint32_t) p->pid;
-                        publish(s, SHIM_TOPIC_TASK_EXEC_STARTED, "containerd.events.TaskExecStarted", &ev.base);
-                } else {
-                        Containerd__Events__TaskStart ev = CONTAINERD__EVENTS__TASK_START__INIT;
-                        ev.container_id = p->task->id;
-                        ev.pid = (uint32_t) p->pid;
-                        publish(s, SHIM_TOPIC_TASK_START, "containerd.events.TaskStart", &ev.base);
-                        poll_start(s);
-                }
-                debug_log("started %s %s pid %d", p->task->id, proc_id(p), (int) p->pid);
-                Containerd__Task__V2__StartResponse resp = CONTAINERD__TASK__V2__START_RESPONSE__INIT;
-                resp.pid = (uint32_t) p->pid;
-                r = ttrpc_call_reply(c, &resp.base);
+        int r = p ? proc_start(s, c, p, &e) : 0;
+        if (p && r == 0) {
+                publish_started(s, p);
+                r = reply_started(c, p);
         }
         containerd__task__v2__start_request__free_unpacked(req, NULL);
         return r < 0 ? fail_with(c, r, e) : 0;
@@ -882,7 +934,7 @@ static int work_app_kill(TaskService *s, const char *const a[BACKGROUND_ARGS], i
 
 /* The exec's unit was not there (the relay has not started it yet, or it
  * has ended): the relay gets the signal, while it runs. */
-static int exec_kill_done(TaskService *s, const char *const a[BACKGROUND_ARGS], int sig, int r) {
+static int exec_kill_done(TaskService *s, TtrpcCall *c, const char *const a[BACKGROUND_ARGS], int sig, int r) {
         if (r != -ESRCH)
                 return r;
         Task *t = task_find(s, a[4]);
@@ -1112,6 +1164,8 @@ static int on_delete(TtrpcCall *c, const uint8_t *payload, size_t size, void *us
         if (!p)
                 return 0;
         Task *t = p->task;
+        if (p->starting)
+                return ttrpc_call_fail(c, GRPC_FAILED_PRECONDITION, "task %s is being started", t->id);
         if (p->status == PROC_RUNNING)
                 return ttrpc_call_fail(c, GRPC_FAILED_PRECONDITION, "%s %s is still running: kill it first",
                                        p->exec_id ? "exec" : "task", proc_id(p));
