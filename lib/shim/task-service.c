@@ -59,6 +59,7 @@ typedef struct Proc {
          * Closing ours passes the client's EOF on. */
         int stdin_hold;
         bool starting;                  /* its start runs in a child of ours (background_run) */
+        bool stdin_close_pending;       /* CloseIO came before it started: the hold goes then */
         sd_event_source *child;         /* an exec's process, while it runs */
         TtrpcCall **waiters;
         size_t n_waiters;
@@ -766,6 +767,8 @@ static int app_start_done(TaskService *s, TtrpcCall *c, const char *const a[BACK
                 return r;
         p->pid = r;
         p->status = PROC_RUNNING;
+        if (p->stdin_close_pending)
+                p->stdin_hold = safe_close_fd(p->stdin_hold);
         publish_started(s, p);
         if (c)
                 reply_started(c, p);
@@ -790,6 +793,9 @@ static int proc_start(TaskService *s, TtrpcCall *c, Proc *p, Error **err) {
                 random_name(p->instance, sizeof(p->instance), "");
                 if ((r = shim_exec_spawn(s->pods, t->target.uuid, app, p->argv, stdio, p->instance, &p->pid, err)) < 0)
                         return r;
+                /* The relay has our hold too until it has opened stdin. */
+                if (p->stdin_close_pending)
+                        p->stdin_hold = safe_close_fd(p->stdin_hold);
                 if ((r = sd_event_add_child(s->event, &p->child, p->pid, WEXITED, on_exec_exit, p)) < 0)
                         return error_sys(err, r, "exec %s", p->exec_id);
         } else if (t->kind != TASK_SANDBOX) {
@@ -1223,7 +1229,13 @@ static int on_close_io(TtrpcCall *c, const uint8_t *payload, size_t size, void *
         bool close_stdin = req->stdin;
         containerd__task__v2__close_iorequest__free_unpacked(req, NULL);
         if (p) {
-                if (close_stdin)
+                /* Before it has started, the hold is all that keeps what
+                 * the client wrote (the FIFO's buffer goes with its last
+                 * fd), and the exec's relay would find no writer: it goes
+                 * once the process has the FIFO open. */
+                if (close_stdin && (p->status == PROC_CREATED || p->starting))
+                        p->stdin_close_pending = true;
+                else if (close_stdin)
                         p->stdin_hold = safe_close_fd(p->stdin_hold);
                 Google__Protobuf__Empty empty = GOOGLE__PROTOBUF__EMPTY__INIT;
                 ttrpc_call_reply(c, &empty.base);
