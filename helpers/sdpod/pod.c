@@ -702,7 +702,7 @@ int verb_gc(int argc, char **argv) {
         _cleanup_pod_store_ PodStore *ps = NULL;
         PodGcStats st;
         if (cli_open_pods(&ps, &err) < 0 || pod_gc(ps, &o, &st, &err) < 0 ||
-            (st.removed > 0 && pod_names_index_rebuild(ps, &err) < 0))
+            pod_names_index_prune(ps, &err) < 0)
                 return cli_fail(err);
         printf("marked %u exited and %u failed pods, expired %u prepared pods, removed %u pods",
                st.marked_exited, st.marked_failed, st.expired_prepared, st.removed);

@@ -185,6 +185,31 @@ static int socket_listen(const char *path, int *ret, Error **err) {
         return 0;
 }
 
+/* The lock of a pod's shims, SHIM_SOCKET_DIR/HASH.lock, held while one
+ * starts its server (verb_start) or while the server goes away (serve):
+ * the server removes it, so that a lock is not left behind for every
+ * sandbox ever run. It removes it while holding it; whoever waited for it
+ * meanwhile then holds a lock on a file no longer there, which locks
+ * nothing: so a lock counts once the file locked is still the one at the
+ * path, and is taken anew otherwise. */
+static int lock_group(int dir, const char *name) {
+        for (unsigned attempt = 0; attempt < 100; attempt++) {
+                int fd = lock_file_at(dir, name, LOCK_EX);
+                if (fd < 0)
+                        return fd;
+                struct stat a, b;
+                if (fstat(fd, &a) >= 0 && fstatat(dir, name, &b, AT_SYMLINK_NOFOLLOW) >= 0 && a.st_dev == b.st_dev &&
+                    a.st_ino == b.st_ino)
+                        return fd;
+                close(fd);
+        }
+        return -EAGAIN;
+}
+
+static void lock_name(const char *path, char ret[static 128]) {
+        snprintf(ret, 128, "%s.lock", path + strlen(SHIM_SOCKET_DIR) + 1);
+}
+
 static int serve(const ShimOptions *o, int listen_fd, const char *path) {
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
         Error *err = NULL;
@@ -215,7 +240,16 @@ static int serve(const ShimOptions *o, int listen_fd, const char *path) {
         r = sd_event_loop(e);
         task_service_free(service);
         ttrpc_server_free(server);
+        /* The socket and the lock go under the lock: a start meanwhile
+         * either connected to us before (and containerd starts no task in
+         * a sandbox it deleted), or finds neither and starts a server. */
+        char name[128];
+        lock_name(path, name);
+        _cleanup_close_ int sock_dir = open(SHIM_SOCKET_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int lock = sock_dir < 0 ? -1 : lock_group(sock_dir, name);
         (void) unlink(path);
+        if (lock >= 0)
+                (void) unlinkat(sock_dir, name, 0);
         return r < 0 ? 1 : 0;
 }
 
@@ -245,13 +279,12 @@ static int verb_start(const ShimOptions *o) {
         if (mkdir_p(SHIM_SOCKET_DIR, 0700) < 0)
                 return error_sys(&err, -errno, "%s", SHIM_SOCKET_DIR), die("start", err);
         /* Two starts of one pod at once must not both start a server. */
-        _cleanup_free_ char *lock_name = NULL;
-        if (asprintf(&lock_name, "%s.lock", path + strlen(SHIM_SOCKET_DIR) + 1) < 0)
-                return die("start", NULL);
+        char name[128];
+        lock_name(path, name);
         _cleanup_close_ int dir = open(SHIM_SOCKET_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC);
-        _cleanup_close_ int lock = dir < 0 ? -errno : lock_file_at(dir, lock_name, LOCK_EX);
+        _cleanup_close_ int lock = dir < 0 ? -errno : lock_group(dir, name);
         if (lock < 0)
-                return error_sys(&err, lock, "%s/%s", SHIM_SOCKET_DIR, lock_name), die("start", err);
+                return error_sys(&err, lock, "%s/%s", SHIM_SOCKET_DIR, name), die("start", err);
 
         char address[sizeof(path) + 8];
         snprintf(address, sizeof(address), "unix://%s", path);
@@ -296,6 +329,25 @@ static int verb_start(const ShimOptions *o) {
         return fflush(stdout) == 0 ? 0 : 1;
 }
 
+/* containerd runs "delete" for a task whose shim died: for the sandbox's
+ * (or a plain task's), the dead server's socket and lock go too, under the
+ * lock, once nothing answers at the socket. */
+static void forget_dead_server(const ShimOptions *o, int bundle_fd) {
+        _cleanup_free_ char *group = NULL;
+        _cleanup_error_ Error *ignored = NULL;
+        if (task_group(o, bundle_fd, &group, &ignored) < 0 || !streq(group, o->id))
+                return;
+        char path[sizeof(((struct sockaddr_un *) 0)->sun_path)], name[128];
+        socket_path(o, group, path);
+        lock_name(path, name);
+        _cleanup_close_ int dir = open(SHIM_SOCKET_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int lock = dir < 0 ? -1 : lock_group(dir, name);
+        if (lock < 0 || socket_connect(path) >= 0)
+                return;
+        (void) unlink(path);
+        (void) unlinkat(dir, name, 0);
+}
+
 static int verb_delete(const ShimOptions *o) {
         Error *err = NULL;
         const char *bundle = o->bundle ? o->bundle : ".";
@@ -327,6 +379,7 @@ static int verb_delete(const ShimOptions *o) {
         }
         if (shim_rootfs_unmount(bundle_path, &err) < 0)
                 return die("delete", err);
+        forget_dead_server(o, bundle_fd);
         Google__Protobuf__Timestamp ts = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
         uint64_t now = now_usec();
         ts.seconds = (int64_t) (now / 1000000);

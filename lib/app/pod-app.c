@@ -17,6 +17,7 @@
 #include "pod/pod-info.h"
 #include "pod/pod-prepare.h"
 #include "pod/pod-process.h"
+#include "pod/pod-stats.h"
 #include "pod/pod-userns.h"
 #include "unit/app-unit.h"
 
@@ -592,5 +593,42 @@ int pod_app_list(PodStore *ps, Pod *p, AppStatus **ret, size_t *ret_n, Error **e
                 }
         *ret = list;
         *ret_n = n;
+        return 0;
+}
+
+/* Whether anything of the app's unit still runs: its cgroup (found from
+ * the manifest's name below the pod's, pod-stats.c) has tasks. Unknown
+ * counts as not busy: the record is then what says. */
+static bool app_cgroup_busy(Pod *p, const char *app) {
+        _cleanup_(pod_stats_done) PodStats st = {};
+        _cleanup_error_ Error *ignored = NULL;
+        if (pod_stats_open(p, &st, &ignored) < 0)
+                return false;   /* its PID 1 has gone: nothing of it runs */
+        pod_stats_sample(&st);
+        for (size_t i = 0; i < st.n_apps; i++)
+                if (streq(st.apps[i].name, app))
+                        return st.apps[i].running && st.apps[i].now.tasks != POD_STATS_UNKNOWN &&
+                                st.apps[i].now.tasks > 0;
+        return false;
+}
+
+int pod_app_exit_seen(PodStore *ps, Pod *p, const char *app, PodAppExit *ret, Error **err) {
+        int r = pod_refresh(ps, p, err);
+        if (r < 0)
+                return r;
+        if (!pod_app_name_is_valid(app))
+                return error_set(err, -EINVAL, "pod %s: \"%s\" is not an app name", p->uuid, app);
+        PodAppExit e = {};
+        _cleanup_close_ int fd = open_beneath_no_symlinks(p->fd, POD_APP_STATUS_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+        bool recorded = fd >= 0 && pod_app_exit_read_at(fd, app, &e) >= 0;
+        bool running = p->state == POD_STATE_RUNNING;
+        if (running && recorded && app_cgroup_busy(p, app))
+                recorded = false;       /* a record, and the app runs again (a restart) */
+        if (!running && !recorded && p->state != POD_STATE_PREPARED && p->state != POD_STATE_PREPARING &&
+            p->state != POD_STATE_EMBRYO)
+                e = (PodAppExit) { .exited = true, .exit_status = 128 + SIGKILL };
+        ret->exited = e.exited;
+        ret->exit_status = e.exit_status;
+        ret->exited_usec = e.exited_usec;
         return 0;
 }

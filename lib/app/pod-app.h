@@ -23,6 +23,7 @@
 #include "image/image-store.h"
 #include "manifest/app-args.h"
 #include "pod/pod.h"
+#include "pod/pod-info.h"
 
 /* Taken by add and rm (exclusive), start and stop (shared). */
 #define POD_APPS_LOCK "pod.lck"
@@ -92,4 +93,14 @@ int pod_app_rm(PodStore *ps, Pod *p, const char *app, uint64_t grace_usec, Error
  * the manifest's order. The pod may be in any state: a pod that does not
  * run tells what its records say. */
 int pod_app_status(PodStore *ps, Pod *p, const char *app, AppStatus *ret, Error **err);
+
+/* Whether the app has ended, from what the host reads without the pod's
+ * systemd, which may be stopped or lie (pod_app_status asks it): the exit
+ * record its reaper wrote (a regular file, read bounded, never followed)
+ * and its unit's cgroup (empty or gone). A running pod's app has ended
+ * when both say so; a pod that does not run has no running app: it ended
+ * with its record, or, without one, as SIGKILL would have ended it
+ * (exit_status 137, exited_usec 0). ret->exited false: still running (or
+ * not recorded yet). Never blocks on the pod. */
+int pod_app_exit_seen(PodStore *ps, Pod *p, const char *app, PodAppExit *ret, Error **err);
 int pod_app_list(PodStore *ps, Pod *p, AppStatus **ret, size_t *ret_n, Error **err);

@@ -320,9 +320,18 @@ static int wait_for_end(sd_bus *bus, const char *unit, int sigfd, ExecStdio *s, 
         }
 }
 
+bool pod_exec_instance_is_valid(const char *s) {
+        size_t n = s ? strlen(s) : 0;
+        return n > 0 && n < 32 && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789") == n;
+}
+
 int pod_exec(sd_bus *bus, const PodExec *x, int *ret_status, Error **err) {
         char id[32], unit[256];
-        random_name(id, sizeof(id), "");
+        const char *given = getenv(POD_EXEC_INSTANCE_ENV);
+        if (pod_exec_instance_is_valid(given))
+                snprintf(id, sizeof(id), "%s", given);
+        else
+                random_name(id, sizeof(id), "");
         snprintf(unit, sizeof(unit), x->mode == APP_EXEC_AS_ROOT ? APP_ENTER_UNIT_FORMAT : APP_EXEC_UNIT_FORMAT,
                  x->app, id);
 

@@ -56,3 +56,11 @@ typedef struct PodExec {
  * whose program systemd could not run (a step of its own before it
  * failed, 200-245 in systemd.exec(5)): -EPROTO, with the reason. */
 int pod_exec(sd_bus *bus, const PodExec *x, int *ret_status, Error **err);
+
+/* The instance of the command's unit (APP_EXEC_UNIT_FORMAT's second %s):
+ * random, or, when the environment has POD_EXEC_INSTANCE_ENV set to 1-31
+ * lowercase letters and digits, that. The containerd shim names it so, to
+ * signal every process of the command (not only its relay, this process)
+ * and to end the unit if this process dies first. */
+#define POD_EXEC_INSTANCE_ENV "SDPOD_EXEC_INSTANCE"
+bool pod_exec_instance_is_valid(const char *s);

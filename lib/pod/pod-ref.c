@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -290,4 +291,60 @@ int pod_name_record(PodStore *s, const char *name, const char *uuid, Error **err
         _cleanup_close_ int dirfd = openat(s->pods_fd, NAMES_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
         int r = dirfd < 0 ? -errno : index_set(dirfd, name, uuid);
         return r < 0 ? error_sys(err, r, "%s/pods/" NAMES_DIR "/%s", s->root, name) : 0;
+}
+
+int pod_name_forget(PodStore *s, const char *name, const char *uuid, Error **err) {
+        if (s->pods_fd < 0 || !pod_name_is_valid(name))
+                return 0;
+        _cleanup_close_ int lock = lock_file_at(s->pods_fd, NAMES_LOCK, LOCK_EX);
+        if (lock < 0)
+                return error_sys(err, lock, "cannot lock %s/pods/" NAMES_LOCK, s->root);
+        _cleanup_close_ int dirfd = openat(s->pods_fd, NAMES_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        char last[UUID_STRING_MAX];
+        if (dirfd < 0 || index_get(dirfd, name, last) < 0 || !streq(last, uuid))
+                return 0;
+        _cleanup_free_ PodNamed *found = NULL;
+        size_t n = 0;
+        int r = pod_find_named(s, name, &found, &n, err);
+        if (r < 0)
+                return r;
+        /* The other pods of the name (older runs): the live one, else the
+         * newest, is what the name resolves to now. */
+        size_t k = 0;
+        for (size_t i = 0; i < n; i++)
+                if (!streq(found[i].uuid, uuid))
+                        found[k++] = found[i];
+        const PodNamed *best = pick_named(found, k);
+        if (best) {
+                r = index_set(dirfd, name, best->uuid);
+                return r < 0 ? error_sys(err, r, "%s/pods/" NAMES_DIR "/%s", s->root, name) : 0;
+        }
+        if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
+                return error_sys(err, -errno, "cannot remove %s/pods/" NAMES_DIR "/%s", s->root, name);
+        return 0;
+}
+
+int pod_names_index_prune(PodStore *s, Error **err) {
+        if (s->pods_fd < 0)
+                return 0;
+        _cleanup_close_ int lock = lock_file_at(s->pods_fd, NAMES_LOCK, LOCK_EX);
+        if (lock < 0)
+                return error_sys(err, lock, "cannot lock %s/pods/" NAMES_LOCK, s->root);
+        int fd = openat(s->pods_fd, NAMES_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : error_sys(err, -errno, "%s/pods/" NAMES_DIR, s->root);
+        _cleanup_closedir_ DIR *d = fdopendir(fd);
+        if (!d) {
+                close(fd);
+                return error_sys(err, -ENOMEM, "%s/pods/" NAMES_DIR, s->root);
+        }
+        bool stale = false;
+        for (struct dirent *de; !stale && (de = readdir(d));) {
+                if (de->d_name[0] == '.')
+                        continue;
+                char uuid[UUID_STRING_MAX];
+                _cleanup_pod_ Pod *p = NULL;
+                stale = index_get(dirfd(d), de->d_name, uuid) < 0 || pod_lookup(s, uuid, &p, NULL) == -ENOENT;
+        }
+        return stale ? index_build(s, err) : 0;
 }

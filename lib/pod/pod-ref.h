@@ -54,6 +54,18 @@ int pod_name_record(PodStore *s, const char *name, const char *uuid, Error **err
  * pods), so that it does not keep every name ever given. */
 int pod_names_index_rebuild(PodStore *s, Error **err);
 
+/* After pod uuid, named name, was removed (pod_remove() calls it): its
+ * entry in the name index goes, or names the pod the name resolves to now
+ * (another pod of that name), so that the index does not keep an entry
+ * for every sandbox a CRI ever made. An entry that names another pod is
+ * left alone. */
+int pod_name_forget(PodStore *s, const char *name, const char *uuid, Error **err);
+
+/* sdpod gc: makes the name index anew when an entry names a pod that is
+ * gone (removed by an sdpod that did not prune, or by hand); otherwise
+ * leaves it as it is. */
+int pod_names_index_prune(PodStore *s, Error **err);
+
 /* Builds the name index of a store that has none (one made by an earlier
  * sdpod): reads every pod's manifest once. Without it, names are resolved
  * by reading them on every lookup. */

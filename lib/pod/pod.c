@@ -16,6 +16,8 @@
 #include "basic/warn.h"
 #include "manifest/pod-manifest.h"
 #include "pod/pod-cgroup.h"
+#include "pod/pod-info.h"
+#include "pod/pod-ref.h"
 #include "pod/pod-userns.h"
 #include "pod/pod.h"
 #include "pod/stage1.h"
@@ -677,8 +679,21 @@ int pod_enter(Pod *p, const char *app, unsigned flags, char *const *cmd, Error *
 }
 
 int pod_remove(PodStore *s, Pod *p, Error **err) {
+        /* Its name, read while it is there: its entry in the name index
+         * goes with it (pod-ref.h). */
+        _cleanup_free_ char *name = NULL;
+        PodInfo info;
+        if (pod_info_read(p, false, &info) >= 0) {
+                name = pod_info_name(&info) ? strdup(pod_info_name(&info)) : NULL;
+                pod_info_done(&info);
+        }
         for (unsigned attempt = 0;; attempt++) {
                 int r = pod_remove_once(s, p, err);
+                if (r >= 0 && name) {
+                        _cleanup_error_ Error *e = NULL;
+                        if (pod_name_forget(s, name, p->uuid, &e) < 0)
+                                warn("pod %s: its name %s stays in the name index: %s", p->uuid, name, e->msg);
+                }
                 if (r != -EAGAIN)
                         return r;
                 /* gc's mark held a shared lock across its rename, or

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "bus/bus-util.h"
 #include "bus/pod-bus.h"
 #include "pod/pod-info.h"
+#include "pod/pod-exec.h"
 #include "pod/pod-launch.h"
 #include "pod/pod-prepare.h"
 #include "pod/pod-process.h"
@@ -278,17 +280,13 @@ int shim_app_kill(PodStore *ps, const char *uuid, const char *app, int sig, bool
 
 int shim_app_exit(PodStore *ps, const char *uuid, const char *app, ShimExit *ret, Error **err) {
         _cleanup_pod_ Pod *p = NULL;
-        _cleanup_(app_status_done) AppStatus s = {};
+        PodAppExit e = {};
+        /* Polled on the shim's one event loop: never through the pod's
+         * systemd, which may be stopped (pod_app_exit_seen). */
         int r = pod_lookup(ps, uuid, &p, err);
-        if (r < 0 || (r = pod_app_status(ps, p, app, &s, err)) < 0)
+        if (r < 0 || (r = pod_app_exit_seen(ps, p, app, &e, err)) < 0)
                 return r;
-        /* An app of a pod that ended without a record of it (killed with
-         * its pod) has ended too: as SIGKILL would have ended it. */
-        if (s.state == APP_STATE_UNKNOWN)
-                *ret = (ShimExit) { .exited = true, .status = 128 + SIGKILL };
-        else
-                *ret = (ShimExit) { .exited = s.exited && s.state == APP_STATE_EXITED, .status = s.exit_status,
-                                    .exited_usec = s.exited_usec };
+        *ret = (ShimExit) { .exited = e.exited, .status = e.exit_status, .exited_usec = e.exited_usec };
         return 0;
 }
 
@@ -313,9 +311,28 @@ int shim_pids(PodStore *ps, const char *uuid, const char *app, pid_t *ret, size_
         return r < 0 ? error_sys(err, r, "pod %s: its processes", uuid) : 0;
 }
 
+/* A FIFO's open waits for its other end, which containerd may have closed
+ * already (its client gone, or stdin closed by CloseIO a moment before):
+ * the exec's relay would wait for ever. So never waiting: stdin opens at
+ * once (no writer left: end of file, which is what the client said); an
+ * output whose reader is not there within EXEC_FIFO_WAIT_MS goes to
+ * /dev/null (nobody reads it). */
+#define EXEC_FIFO_WAIT_MS 2000
+
 static int open_stdio(const char *path, int flags, int target) {
-        int fd = open(path ? path : "/dev/null", flags | O_NOCTTY);
+        int fd = -1;
+        for (unsigned waited = 0; path && fd < 0; waited += 10) {
+                fd = open(path, flags | O_NOCTTY | O_NONBLOCK);
+                if (fd >= 0 || errno != ENXIO || waited >= EXEC_FIFO_WAIT_MS)
+                        break;
+                (void) poll(NULL, 0, 10);
+        }
+        if (fd < 0 && (!path || errno == ENXIO))
+                fd = open("/dev/null", flags | O_NOCTTY);
         if (fd < 0)
+                return -errno;
+        int fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
                 return -errno;
         if (fd != target) {
                 if (dup2(fd, target) < 0)
@@ -326,7 +343,7 @@ static int open_stdio(const char *path, int flags, int target) {
 }
 
 int shim_exec_spawn(PodStore *ps, const char *uuid, const char *app, char *const *argv,
-                    const char *const stdio[3], pid_t *ret_pid, Error **err) {
+                    const char *const stdio[3], const char *instance, pid_t *ret_pid, Error **err) {
         _cleanup_pod_ Pod *p = NULL;
         int r = pod_lookup(ps, uuid, &p, err);
         if (r < 0)
@@ -345,12 +362,74 @@ int shim_exec_spawn(PodStore *ps, const char *uuid, const char *app, char *const
                     open_stdio(stdio[2], O_WRONLY, STDERR_FILENO) < 0)
                         _exit(126);
                 Error *e = NULL;
+                if (setenv(POD_EXEC_INSTANCE_ENV, instance, 1) < 0)
+                        _exit(126);
                 pod_enter(p, app, ENTER_AS_APP, argv, &e);
                 fprintf(stderr, "containerd-shim-sdpod-v1 exec: %s\n", e ? e->msg : "cannot run the command");
                 _exit(126);
         }
         *ret_pid = pid;
         return 0;
+}
+
+/* The unit has ended: gone, inactive, failed, or active with its main
+ * process exited (it remains after its exit). */
+static bool exec_unit_ended(sd_bus *bus, const char *unit) {
+        UnitState st;
+        _cleanup_error_ Error *ignored = NULL;
+        if (bus_unit_state(bus, unit, &st, &ignored) < 0)
+                return true;
+        return !streq(st.load_state, "loaded") || streq(st.active_state, "inactive") ||
+                streq(st.active_state, "failed") ||
+                (streq(st.active_state, "active") && streq(st.sub_state, "exited"));
+}
+
+#define EXEC_END_TIMEOUT_USEC (5 * USEC_PER_SEC)
+
+int shim_exec_kill(PodStore *ps, const char *uuid, const char *app, const char *instance, int sig, bool end,
+                   Error **err) {
+        _cleanup_(pod_process_done) PodProcess proc = { .nspawn_pidfd = -1 };
+        _cleanup_bus_ sd_bus *bus = NULL;
+        if (!pod_exec_instance_is_valid(instance))
+                return error_set(err, -EINVAL, "pod %s: app %s: \"%s\" is no exec's unit", uuid, app, instance);
+        int r = find_running(ps, uuid, NULL, &proc, err);
+        if (r < 0)
+                return r;
+        if ((r = pod_bus_open(proc.leader, &bus, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
+        char unit[256];
+        snprintf(unit, sizeof(unit), APP_EXEC_UNIT_FORMAT, app, instance);
+        UnitState st;
+        if ((r = bus_unit_state(bus, unit, &st, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
+        if (!streq(st.load_state, "loaded"))
+                return error_set(err, -ESRCH, "pod %s: the exec's unit %s is not there", uuid, unit);
+        if (!exec_unit_ended(bus, unit) && (r = bus_unit_kill(bus, unit, "all", sig, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
+        if (!end)
+                return 0;
+        uint64_t deadline = monotonic_usec() + EXEC_END_TIMEOUT_USEC;
+        while (!exec_unit_ended(bus, unit)) {
+                if (monotonic_usec() >= deadline)
+                        return error_set(err, -ETIMEDOUT, "pod %s: %s still runs %llu s after SIGKILL", uuid, unit,
+                                         (unsigned long long) (EXEC_END_TIMEOUT_USEC / USEC_PER_SEC));
+                (void) poll(NULL, 0, 50);
+        }
+        /* As the exec's relay does once it has read how it ended: a failed
+         * unit is reset, one that remains after its exit is stopped; then
+         * systemd forgets it, and closes what it held. */
+        if ((r = bus_unit_state(bus, unit, &st, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
+        if (streq(st.active_state, "failed"))
+                r = bus_unit_reset_failed(bus, unit, err);
+        else if (streq(st.active_state, "active")) {
+                BusJob job;
+                if ((r = bus_job_start(bus, "StopUnit", unit, "replace", &job, err)) >= 0) {
+                        r = bus_job_wait(&job, EXEC_END_TIMEOUT_USEC, err);
+                        bus_job_done(&job);
+                }
+        }
+        return r < 0 ? error_prefix(err, "pod %s", uuid) : 0;
 }
 
 int shim_figures(PodStore *ps, const char *uuid, const char *app, CgroupFigures *ret, Error **err) {

@@ -104,7 +104,17 @@ int shim_pids(PodStore *ps, const char *uuid, const char *app, pid_t *ret, size_
  * whose standard input, output and error are the paths given (NULL:
  * /dev/null): the child's exit status is the command's. */
 int shim_exec_spawn(PodStore *ps, const char *uuid, const char *app, char *const *argv,
-                    const char *const stdio[3], pid_t *ret_pid, Error **err);
+                    const char *const stdio[3], const char *instance, pid_t *ret_pid, Error **err);
+/* The command's unit in the pod is APP_EXEC_UNIT_FORMAT of app and
+ * instance (pod-exec.h: the child names it so). Sends sig to every
+ * process of it; with end, then waits (bounded) until it has ended and
+ * has the pod's systemd let go of it, and of the stdio (containerd's
+ * FIFOs) it holds for it, which a unit that remains after its exit keeps
+ * open. A unit the pod's systemd does not have (not started yet, or gone):
+ * -ESRCH. Blocks on the pod's systemd (each call within its deadline): the
+ * service runs it in a child of its own. */
+int shim_exec_kill(PodStore *ps, const char *uuid, const char *app, const char *instance, int sig, bool end,
+                   Error **err);
 
 /* The pod's (app NULL) or the app's cgroup figures now (pod-stats.h); a
  * figure the host does not give is POD_STATS_UNKNOWN. */

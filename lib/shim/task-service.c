@@ -51,12 +51,15 @@ typedef struct Proc {
         char *stdio[3];
         bool terminal;
         char **argv;                    /* an exec's command */
+        char instance[32];              /* an exec's unit in the pod (shim_exec_kill) */
         /* Our own hold on stdin's FIFO (O_RDWR), from Create or Exec until
          * CloseIO or the end: the app (or the exec) opens the FIFO to read
          * it, which blocks until the FIFO has a writer, and containerd's
          * client opens its writing end only when it has input to give.
          * Closing ours passes the client's EOF on. */
         int stdin_hold;
+        bool starting;                  /* its start runs in a child of ours (background_run) */
+        bool stdin_close_pending;       /* CloseIO came before it started: the hold goes then */
         sd_event_source *child;         /* an exec's process, while it runs */
         TtrpcCall **waiters;
         size_t n_waiters;
@@ -98,6 +101,7 @@ struct TaskService {
         Task **tasks;
         size_t n_tasks;
         sd_event_source *poll;
+        struct Background *background;  /* work running in children of ours */
         bool shutdown;
 };
 
@@ -117,6 +121,150 @@ static int safe_close_fd(int fd) {
         if (fd >= 0)
                 close(fd);
         return -1;
+}
+
+/* --- work that may wait on a pod ---------------------------------------- */
+
+/* A request whose work talks to a pod's systemd (each call within its
+ * deadline, which a stopped or hostile pod lets run out) runs in a child:
+ * the event loop answers every other request meanwhile, and none waits
+ * behind a stuck pod. The child says how it went by its exit status (an
+ * errno, 0: done) and its error's message on a pipe; the call, if any, is
+ * answered when it ends, and then done runs (if set). */
+#define BACKGROUND_ARGS 6
+typedef struct Background Background;
+typedef int (*BackgroundWork)(TaskService *s, const char *const args[BACKGROUND_ARGS], int sig, Error **err);
+/* Called before the call is answered, with the work's result (< 0 an
+ * error, else what the work returned: 0, or a value such as a PID):
+ * returns < 0 to answer that error, 0 to answer empty, 1 when it has
+ * answered the call itself (c, which may be NULL). */
+typedef int (*BackgroundDone)(TaskService *s, TtrpcCall *c, const char *const args[BACKGROUND_ARGS], int sig, int r);
+struct Background {
+        TaskService *service;
+        TtrpcCall *call;
+        int fd;                         /* the read end of the child's pipe */
+        sd_event_source *child;
+        char *args[BACKGROUND_ARGS];    /* what the work is about: ids and names, copied */
+        int sig;
+        BackgroundDone done;
+        Background *next;
+};
+
+#define BACKGROUND_MESSAGE_MAX 1024
+
+static Background *background_free(Background *b) {
+        if (!b)
+                return NULL;
+        sd_event_source_disable_unref(b->child);
+        safe_close_fd(b->fd);
+        for (size_t i = 0; i < ELEMENTSOF(b->args); i++)
+                free(b->args[i]);
+        if (b->call)
+                ttrpc_call_fail(b->call, GRPC_UNAVAILABLE, "the shim is going away");
+        free(b);
+        return NULL;
+}
+
+static void background_unlink(TaskService *s, Background *b) {
+        for (Background **i = &s->background; *i; i = &(*i)->next)
+                if (*i == b) {
+                        *i = b->next;
+                        break;
+                }
+}
+
+static int on_background_exit(sd_event_source *es, const siginfo_t *si, void *userdata) {
+        Background *b = userdata;
+        TaskService *s = b->service;
+        char msg[BACKGROUND_MESSAGE_MAX + 1];
+        ssize_t n = read(b->fd, msg, BACKGROUND_MESSAGE_MAX);
+        msg[n > 0 ? n : 0] = 0;
+        int r = si->si_code == CLD_EXITED ? -si->si_status : -EINTR;
+        if (r == 0 && *msg)
+                r = atoi(msg);  /* on success, the pipe carries the work's value */
+        if (b->done) {
+                r = b->done(s, b->call, (const char *const *) b->args, b->sig, r);
+                if (r == 1)
+                        b->call = NULL;
+        }
+        if (r > 0)
+                r = 0;
+        if (r < 0 && !*msg)
+        if (r < 0 && (!*msg || (si->si_code == CLD_EXITED && si->si_status == 0)))
+                snprintf(msg, sizeof(msg), "%s", si->si_code == CLD_EXITED ? strerror(-r) : "the shim's child was killed");
+        if (b->call) {
+                if (r < 0) {
+                        Error e = { .code = r, .msg = msg };
+                        debug_log("%s: %s", ttrpc_call_method(b->call), msg);
+                        ttrpc_call_fail_error(b->call, r, &e);
+                } else {
+                        Google__Protobuf__Empty empty = GOOGLE__PROTOBUF__EMPTY__INIT;
+                        ttrpc_call_reply(b->call, &empty.base);
+                }
+                b->call = NULL;
+        } else if (r < 0)
+                warn("%s", msg);
+        background_unlink(s, b);
+        background_free(b);
+        return 0;
+}
+
+/* Runs work(args, sig) in a child; c (if not NULL) is answered when it
+ * ends (empty, or its error). */
+static int background_run(TaskService *s, TtrpcCall *c, BackgroundWork work, BackgroundDone done,
+                          const char *const args[BACKGROUND_ARGS], int sig, Error **err) {
+        Background *b = calloc(1, sizeof(Background));
+        int p[2] = { -1, -1 };
+        if (!b)
+                return error_sys(err, -ENOMEM, "the shim's child");
+        b->service = s;
+        b->fd = -1;
+        b->sig = sig;
+        b->done = done;
+        for (size_t i = 0; i < ELEMENTSOF(b->args); i++)
+                if (args[i] && !(b->args[i] = strdup(args[i]))) {
+                        background_free(b);
+                        return error_sys(err, -ENOMEM, "the shim's child");
+                }
+        if (pipe2(p, O_CLOEXEC | O_NONBLOCK) < 0) {
+                background_free(b);
+                return error_sys(err, -errno, "the shim's child");
+        }
+        pid_t pid = fork();
+        if (pid < 0) {
+                int r = -errno;
+                close(p[0]);
+                close(p[1]);
+                background_free(b);
+                return error_sys(err, r, "cannot fork");
+        }
+        if (pid == 0) {
+                sigset_t none;
+                sigemptyset(&none);
+                sigprocmask(SIG_SETMASK, &none, NULL);
+                Error *e = NULL;
+                int r = work(s, args, sig, &e);
+                if (r < 0) {
+                        const char *m = e && e->msg ? e->msg : strerror(-r);
+                        (void) !write(p[1], m, strnlen(m, BACKGROUND_MESSAGE_MAX));
+                } else if (r > 0)
+                        (void) !dprintf(p[1], "%d", r);
+                _exit(r < 0 ? (-r > 255 ? EIO : -r) : 0);
+        }
+        close(p[1]);
+        b->fd = p[0];
+        int r = sd_event_add_child(s->event, &b->child, pid, WEXITED, on_background_exit, b);
+        if (r < 0) {
+                /* Not followed: it goes, and is reaped here. */
+                (void) kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                background_free(b);
+                return error_sys(err, r, "the shim's child");
+        }
+        b->call = c;
+        b->next = s->background;
+        s->background = b;
+        return 0;
 }
 
 /* --- tasks ------------------------------------------------------------- */
@@ -288,9 +436,30 @@ static int exit_status_of(const siginfo_t *si) {
         return si->si_code == CLD_EXITED ? si->si_status : 128 + si->si_status;
 }
 
+static int work_exec_kill(TaskService *s, const char *const a[BACKGROUND_ARGS], int sig, Error **err) {
+        return shim_exec_kill(s->pods, a[0], a[1], a[2], sig, a[3] != NULL, err);
+}
+
+static int exec_end_done(TaskService *s, TtrpcCall *c, const char *const a[BACKGROUND_ARGS], int sig, int r) {
+        return r == -ESRCH ? 0 : r;     /* no unit left: nothing to end */
+}
+
 static int on_exec_exit(sd_event_source *es, const siginfo_t *si, void *userdata) {
         Proc *p = userdata;
         p->child = sd_event_source_disable_unref(p->child);
+        /* The relay ends when the command's unit has ended and it has had
+         * the pod's systemd let go of it. Killed, it did not: the unit
+         * may run on, and would keep containerd's FIFOs open (and the
+         * exec's ExecSync waiting) for as long as it likes. */
+        if (si->si_code != CLD_EXITED) {
+                Task *t = p->task;
+                Error *e = NULL;
+                const char *args[BACKGROUND_ARGS] = { t->target.uuid, t->target.app, p->instance, "end" };
+                debug_log("%s %s: its relay was killed (signal %d): ending its unit", t->id, proc_id(p), si->si_status);
+                if (background_run(t->service, NULL, work_exec_kill, exec_end_done, args, SIGKILL, &e) < 0)
+                        warn("exec %s: %s", proc_id(p), e ? e->msg : "cannot end its unit");
+                error_free(e);
+        }
         proc_exited(p, exit_status_of(si), 0);
         return 0;
 }
@@ -563,9 +732,62 @@ out:
 
 /* --- Start ------------------------------------------------------------- */
 
-static int proc_start(TaskService *s, Proc *p, Error **err) {
+static void publish_started(TaskService *s, Proc *p) {
+        if (p->exec_id) {
+                Containerd__Events__TaskExecStarted ev = CONTAINERD__EVENTS__TASK_EXEC_STARTED__INIT;
+                ev.container_id = p->task->id;
+                ev.exec_id = p->exec_id;
+                ev.pid = (uint32_t) p->pid;
+                publish(s, SHIM_TOPIC_TASK_EXEC_STARTED, "containerd.events.TaskExecStarted", &ev.base);
+        } else {
+                Containerd__Events__TaskStart ev = CONTAINERD__EVENTS__TASK_START__INIT;
+                ev.container_id = p->task->id;
+                ev.pid = (uint32_t) p->pid;
+                publish(s, SHIM_TOPIC_TASK_START, "containerd.events.TaskStart", &ev.base);
+                poll_start(s);
+        }
+        debug_log("started %s %s pid %d", p->task->id, proc_id(p), (int) p->pid);
+}
+
+static int reply_started(TtrpcCall *c, const Proc *p) {
+        Containerd__Task__V2__StartResponse resp = CONTAINERD__TASK__V2__START_RESPONSE__INIT;
+        resp.pid = (uint32_t) p->pid;
+        return ttrpc_call_reply(c, &resp.base);
+}
+
+/* Starting an app waits for a job of the pod's systemd (up to its start
+ * timeout, which a hostile pod lets run out): in a child, whose value is
+ * the app's main PID (0: it has exited already). */
+static int work_app_start(TaskService *s, const char *const a[BACKGROUND_ARGS], int sig, Error **err) {
+        pid_t pid = 0;
+        int r = shim_app_start(s->pods, a[0], a[1], &pid, err);
+        return r < 0 ? r : (int) pid;
+}
+
+static int app_start_done(TaskService *s, TtrpcCall *c, const char *const a[BACKGROUND_ARGS], int sig, int r) {
+        Task *t = task_find(s, a[2]);
+        if (!t || !streq(t->target.uuid, a[0]))
+                return r < 0 ? r : -ENOENT;     /* deleted meanwhile: cannot be, Delete waits */
+        Proc *p = &t->init;
+        p->starting = false;
+        if (r < 0)
+                return r;
+        p->pid = r;
+        p->status = PROC_RUNNING;
+        if (p->stdin_close_pending)
+                p->stdin_hold = safe_close_fd(p->stdin_hold);
+        publish_started(s, p);
+        if (c)
+                reply_started(c, p);
+        return 1;
+}
+
+/* 1: the start goes on in a child, which answers c. */
+static int proc_start(TaskService *s, TtrpcCall *c, Proc *p, Error **err) {
         Task *t = p->task;
         int r;
+        if (p->starting)
+                return error_set(err, -EBUSY, "task %s is being started", t->id);
         if (p->status != PROC_CREATED)
                 return error_set(err, -EBUSY, "%s of task %s: started already", p->exec_id ? p->exec_id : "the process", t->id);
         if (p->exec_id) {
@@ -575,14 +797,22 @@ static int proc_start(TaskService *s, Proc *p, Error **err) {
                 const char *app = t->kind == TASK_SANDBOX ? NULL : t->target.app;
                 if (!app)
                         return error_set(err, -EOPNOTSUPP, "task %s is a pod sandbox: nothing to exec in", t->id);
-                if ((r = shim_exec_spawn(s->pods, t->target.uuid, app, p->argv, stdio, &p->pid, err)) < 0)
+                random_name(p->instance, sizeof(p->instance), "");
+                if ((r = shim_exec_spawn(s->pods, t->target.uuid, app, p->argv, stdio, p->instance, &p->pid, err)) < 0)
                         return r;
+                /* The relay has our hold too until it has opened stdin. */
+                if (p->stdin_close_pending)
+                        p->stdin_hold = safe_close_fd(p->stdin_hold);
                 if ((r = sd_event_add_child(s->event, &p->child, p->pid, WEXITED, on_exec_exit, p)) < 0)
                         return error_sys(err, r, "exec %s", p->exec_id);
-        } else if (t->kind == TASK_SANDBOX) {
-                /* Its pod runs since Create. */
-        } else if ((r = shim_app_start(s->pods, t->target.uuid, t->target.app, &p->pid, err)) < 0)
-                return r;
+        } else if (t->kind != TASK_SANDBOX) {
+                const char *args[BACKGROUND_ARGS] = { t->target.uuid, t->target.app, t->id };
+                if ((r = background_run(s, c, work_app_start, app_start_done, args, 0, err)) < 0)
+                        return r;
+                p->starting = true;
+                return 1;
+        }
+        /* A sandbox: its pod runs since Create. */
         p->status = PROC_RUNNING;
         return 0;
 }
@@ -594,25 +824,10 @@ static int on_start(TtrpcCall *c, const uint8_t *payload, size_t size, void *use
                 return ttrpc_call_fail(c, GRPC_INVALID_ARGUMENT, "Start: not a StartRequest");
         Error *e = NULL;
         Proc *p = lookup(s, c, req->id, req->exec_id);
-        int r = p ? proc_start(s, p, &e) : 0;
-        if (p && r >= 0) {
-                if (p->exec_id) {
-                        Containerd__Events__TaskExecStarted ev = CONTAINERD__EVENTS__TASK_EXEC_STARTED__INIT;
-                        ev.container_id = p->task->id;
-                        ev.exec_id = p->exec_id;
-                        ev.pid = (uint32_t) p->pid;
-                        publish(s, SHIM_TOPIC_TASK_EXEC_STARTED, "containerd.events.TaskExecStarted", &ev.base);
-                } else {
-                        Containerd__Events__TaskStart ev = CONTAINERD__EVENTS__TASK_START__INIT;
-                        ev.container_id = p->task->id;
-                        ev.pid = (uint32_t) p->pid;
-                        publish(s, SHIM_TOPIC_TASK_START, "containerd.events.TaskStart", &ev.base);
-                        poll_start(s);
-                }
-                debug_log("started %s %s pid %d", p->task->id, proc_id(p), (int) p->pid);
-                Containerd__Task__V2__StartResponse resp = CONTAINERD__TASK__V2__START_RESPONSE__INIT;
-                resp.pid = (uint32_t) p->pid;
-                r = ttrpc_call_reply(c, &resp.base);
+        int r = p ? proc_start(s, c, p, &e) : 0;
+        if (p && r == 0) {
+                publish_started(s, p);
+                r = reply_started(c, p);
         }
         containerd__task__v2__start_request__free_unpacked(req, NULL);
         return r < 0 ? fail_with(c, r, e) : 0;
@@ -726,19 +941,42 @@ static int on_connect(TtrpcCall *c, const uint8_t *payload, size_t size, void *u
 
 /* --- Kill -------------------------------------------------------------- */
 
-static int proc_kill(TaskService *s, Proc *p, int sig, bool all, Error **err) {
+static int work_app_kill(TaskService *s, const char *const a[BACKGROUND_ARGS], int sig, Error **err) {
+        return shim_app_kill(s->pods, a[0], a[1], sig, a[2] != NULL, err);
+}
+
+/* The exec's unit was not there (the relay has not started it yet, or it
+ * has ended): the relay gets the signal, while it runs. */
+static int exec_kill_done(TaskService *s, TtrpcCall *c, const char *const a[BACKGROUND_ARGS], int sig, int r) {
+        if (r != -ESRCH)
+                return r;
+        Task *t = task_find(s, a[4]);
+        Proc *p = t ? proc_find(t, a[5]) : NULL;
+        if (!p || p->status != PROC_RUNNING || !p->child || !streq(p->instance, a[2]))
+                return 0;       /* it has ended meanwhile */
+        return kill(p->pid, sig) < 0 ? -errno : 0;
+}
+
+/* Kill answers c itself, now or when its work in a child has ended: 1. */
+static int proc_kill(TaskService *s, TtrpcCall *c, Proc *p, int sig, bool all, Error **err) {
         Task *t = p->task;
         if (p->status != PROC_RUNNING)
                 return error_set(err, -ESRCH, "%s %s is not running", p->exec_id ? "exec" : "task", proc_id(p));
         if (p->exec_id) {
-                /* The exec's relay passes SIGINT, SIGTERM, SIGHUP and SIGQUIT
-                 * on to the command in the pod. */
-                if (kill(p->pid, sig) < 0)
-                        return error_sys(err, -errno, "exec %s", p->exec_id);
-                return 0;
+                /* Every process of the exec's unit, not only its relay
+                 * (which would pass on only some signals, and only to the
+                 * unit's main process; SIGKILL would leave the command
+                 * running, holding containerd's FIFOs). */
+                const char *args[BACKGROUND_ARGS] = { t->target.uuid, t->target.app, p->instance, NULL, t->id,
+                                                      p->exec_id };
+                int r = background_run(s, c, work_exec_kill, exec_kill_done, args, sig, err);
+                return r < 0 ? r : 1;
         }
-        if (t->kind != TASK_SANDBOX)
-                return shim_app_kill(s->pods, t->target.uuid, t->target.app, sig, all, err);
+        if (t->kind != TASK_SANDBOX) {
+                const char *args[BACKGROUND_ARGS] = { t->target.uuid, t->target.app, all ? "all" : NULL };
+                int r = background_run(s, c, work_app_kill, NULL, args, sig, err);
+                return r < 0 ? r : 1;
+        }
         if (t->stopper)
                 return 0;       /* stopping already */
         /* Stopping a pod takes up to its apps' grace: in a child, so that
@@ -774,7 +1012,7 @@ static int on_kill(TtrpcCall *c, const uint8_t *payload, size_t size, void *user
                 if (req->signal == 0 || req->signal >= _NSIG)
                         r = error_set(&e, -EINVAL, "Kill: signal %u", req->signal);
                 else
-                        r = proc_kill(s, p, (int) req->signal, req->all, &e);
+                        r = proc_kill(s, c, p, (int) req->signal, req->all, &e);
                 /* A process that has exited already is not an error
                  * containerd needs: it kills to make sure. */
                 if (r == -ESRCH && p->status == PROC_STOPPED) {
@@ -782,7 +1020,7 @@ static int on_kill(TtrpcCall *c, const uint8_t *payload, size_t size, void *user
                         e = NULL;
                         r = 0;
                 }
-                if (r >= 0) {
+                if (r == 0) {
                         Google__Protobuf__Empty empty = GOOGLE__PROTOBUF__EMPTY__INIT;
                         ttrpc_call_reply(c, &empty.base);
                 }
@@ -939,6 +1177,8 @@ static int on_delete(TtrpcCall *c, const uint8_t *payload, size_t size, void *us
         if (!p)
                 return 0;
         Task *t = p->task;
+        if (p->starting)
+                return ttrpc_call_fail(c, GRPC_FAILED_PRECONDITION, "task %s is being started", t->id);
         if (p->status == PROC_RUNNING)
                 return ttrpc_call_fail(c, GRPC_FAILED_PRECONDITION, "%s %s is still running: kill it first",
                                        p->exec_id ? "exec" : "task", proc_id(p));
@@ -996,7 +1236,13 @@ static int on_close_io(TtrpcCall *c, const uint8_t *payload, size_t size, void *
         bool close_stdin = req->stdin;
         containerd__task__v2__close_iorequest__free_unpacked(req, NULL);
         if (p) {
-                if (close_stdin)
+                /* Before it has started, the hold is all that keeps what
+                 * the client wrote (the FIFO's buffer goes with its last
+                 * fd), and the exec's relay would find no writer: it goes
+                 * once the process has the FIFO open. */
+                if (close_stdin && (p->status == PROC_CREATED || p->starting))
+                        p->stdin_close_pending = true;
+                else if (close_stdin)
                         p->stdin_hold = safe_close_fd(p->stdin_hold);
                 Google__Protobuf__Empty empty = GOOGLE__PROTOBUF__EMPTY__INIT;
                 ttrpc_call_reply(c, &empty.base);
@@ -1083,6 +1329,11 @@ TaskService *task_service_free(TaskService *s) {
         if (dropped > 0)
                 warn("%d events could not be published", dropped);
         shim_publisher_done(&s->publisher);
+        while (s->background) {
+                Background *b = s->background;
+                s->background = b->next;
+                background_free(b);
+        }
         for (size_t i = 0; i < s->n_tasks; i++)
                 task_free(s->tasks[i]);
         free(s->tasks);

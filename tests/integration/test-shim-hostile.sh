@@ -7,9 +7,14 @@
 #     symlink to a host file, while containerd waits for the task (Wait
 #     pending): the shim neither hangs on the FIFO nor follows the symlink,
 #     keeps answering, and the Wait ends when the task does;
+#   - the status record then swapped for a symlink to a host file that
+#     holds an exit status: not followed, the task still runs;
 #   - a pod that stops its systemd (SIGSTOP to its PID 1) while the shim
-#     talks to it: kill ends within its deadline with an error, and the
-#     shim serves containerd after (exec: see below).
+#     talks to it: kill and exec end within their deadline with an error,
+#     and while a kill waits on the stopped systemd, the shim answers
+#     other requests at once (its exit polls read the status record and
+#     the app's cgroup, never the pod's systemd; what needs the systemd
+#     runs in a child of the shim's); after SIGCONT all works again.
 #
 # The swaps are made from the host, in the pod directory's status/, which
 # the pod's root writes (/sdpod/status): what it can do there.
@@ -86,6 +91,15 @@ within 30 "ctr task ls with a FIFO as the record" "${CTR[@]}" tasks ls
 assert_contains "the task still runs (a FIFO is no exit status)" "$OUT" RUNNING
 within 30 "ctr task ps" "${CTR[@]}" task ps t-swap
 check "the Wait is still pending" kill -0 "$WAIT_PID"
+# A symlink to a host file that says the app exited with 3: followed, the
+# shim would end the task (its exit polls run every 100 ms).
+echo 3 >"$T/fake-status"
+rm -f "$STATUS/$APP"
+ln -s "$T/fake-status" "$STATUS/$APP"
+sleep 1
+within 30 "ctr task ls with a symlink as the record" "${CTR[@]}" tasks ls
+assert_contains "the task still runs (the symlink is not followed)" "$OUT" RUNNING
+check "the Wait is still pending after the symlink" kill -0 "$WAIT_PID"
 within 30 "ctr task kill" "${CTR[@]}" task kill -s SIGKILL t-swap
 for _ in $(seq 300); do
 	kill -0 "$WAIT_PID" 2>/dev/null || break
@@ -111,18 +125,41 @@ L=$(leader_of "$POD2")
 assert_match "the pod's PID 1" '^[1-9][0-9]*$' "$L"
 kill -STOP "$L"
 STOPPED_LEADERS+=("$L")
-within 45 "ctr task kill while the pod's systemd is stopped" "${CTR[@]}" task kill -s SIGTERM t-stop
+# One deadline: connecting to the stopped systemd (10 s), and a margin.
+within 20 "ctr task kill while the pod's systemd is stopped" "${CTR[@]}" task kill -s SIGTERM t-stop
 check "and it fails" test "$RC" -ne 0
-# Not checked yet: `ctr task exec` meanwhile. Each of the shim's exit
-# polls (pod_app_status) connects to the pod's systemd and waits out its
-# 10 s deadline on the shim's one event loop, so an exec queued behind them
-# did not end within 45 s (the kill above took 30 s for the same reason).
-# The exit poll must not need the pod's systemd (the status record and
-# the cgroup say what it needs) before this can be asserted.
+assert_contains "the error names the pod" "$ERR" "$POD2"
+within 30 "ctr task exec while the pod's systemd is stopped" \
+	"${CTR[@]}" task exec --exec-id stuck-exec t-stop /bin/true
+check "and it fails" test "$RC" -ne 0
+# A kill that waits on the stopped systemd does not hold up the others.
+"${CTR[@]}" task kill -s SIGTERM t-stop >/dev/null 2>&1 &
+KILL_PID=$!
+WAIT_PIDS+=("$KILL_PID")
+sleep 1
+check "a kill is waiting on the stopped systemd" kill -0 "$KILL_PID"
+within 4 "ctr task ls meanwhile" "${CTR[@]}" tasks ls
+assert_contains "the task still runs for the shim" "$OUT" RUNNING
+within 4 "ctr task ps meanwhile" "${CTR[@]}" task ps t-stop
+check "it answers" test "$RC" -eq 0
+within 4 "ctr task metrics meanwhile" "${CTR[@]}" task metrics t-stop
+check "it answers" test "$RC" -eq 0
+for _ in $(seq 200); do
+	kill -0 "$KILL_PID" 2>/dev/null || break
+	sleep 0.1
+done
+if kill -0 "$KILL_PID" 2>/dev/null; then
+	fail "the waiting kill ends within its deadline" "still waiting after 20 s"
+else
+	pass "the waiting kill ends within its deadline"
+fi
 within 30 "ctr task ls after" "${CTR[@]}" tasks ls
 assert_contains "the shim still serves containerd" "$OUT" t-stop
 kill -CONT "$L"
 STOPPED_LEADERS=()
+within 30 "ctr task exec once the pod's systemd runs again" \
+	"${CTR[@]}" task exec --exec-id after-cont t-stop /bin/sh -c 'echo back'
+assert_eq "it runs" "0 back" "$RC $OUT"
 within 45 "ctr task kill once the pod's systemd runs again" "${CTR[@]}" task kill -s SIGKILL t-stop
 wait_for "the task stops" 30 task_is t-stop STOPPED
 within 30 "ctr task delete" "${CTR[@]}" task delete t-stop
