@@ -26,6 +26,9 @@ static const char usage[] =
         "  rm            remove exited, prepared or failed pods\n"
         "  gc            collect exited and failed pods\n"
         "\n"
+        "As podman's: 'ps' is list, 'logs' is journal, 'exec' is enter; a podman\n"
+        "command that sdpod names otherwise says what sdpod's is (sdpod(1)).\n"
+        "\n"
         "Global options:\n"
         "  --dir=PATH  data directory (default: $SDPOD_DIR, or " SDPOD_DEFAULT_DIR ")\n"
         "  --debug     print more detail on errors\n"
@@ -50,6 +53,32 @@ static const Verb verbs[] = {
         { "stats", verb_stats, NULL },
         { "rm", verb_rm, NULL },
         { "gc", verb_gc, NULL },
+        /* The names a podman user tries first. */
+        { "ps", verb_ps, NULL },
+        { "logs", verb_logs, NULL },
+        { "exec", verb_enter, NULL },
+        /* podman's commands that sdpod has under another name: no run, the
+         * hint is what "unknown command" says (cli_dispatch()). */
+        { "pod", NULL, "'podapp sandbox' makes a pod to add apps to ('podapp add'); 'sdpod list' lists pods, "
+                       "'sdpod rm' removes them" },
+        { "create", NULL, "'sdpod prepare'" },
+        { "start", NULL, "'sdpod run-prepared POD' (or 'systemctl start pod@UUID.service')" },
+        { "inspect", NULL, "'sdpod status --format=json POD', or 'sdpod image inspect IMAGE'" },
+        { "container", NULL, "'sdpod list', 'sdpod status', 'sdpod rm'" },
+        { "images", NULL, "'sdpod image list'" },
+        { "rmi", NULL, "'sdpod image rm'" },
+        { "pull", NULL, "'sdpod image pull'" },
+        { "load", NULL, "'sdpod image import'" },
+        { "tag", NULL, "'sdpod image tag'" },
+        { "kill", NULL, "'sdpod stop --force'" },
+        { "wait", NULL, "'sdpod status --wait POD'" },
+        { "port", NULL, "'sdpod status POD' (its port- lines)" },
+        { "top", NULL, "'sdpod stats', or 'sdpod enter POD ps'" },
+        { "attach", NULL, "'sdpod journal -f POD', or 'sdpod enter -ti POD'" },
+        { "prune", NULL, "'sdpod gc' and 'sdpod image gc'" },
+        { "system", NULL, "'sdpod gc' and 'sdpod image gc'" },
+        { "generate", NULL, "sdpod-pod-generator(8): a pod definition makes a service" },
+        { "version", NULL, "'sdpod --version'" },
         {},
 };
 
