@@ -142,19 +142,24 @@ int verb_run_prepared(int argc, char **argv) {
 }
 
 static const char run_usage[] =
-        "Usage: sdpod run [--detach] [--uuid-file=PATH] [--replace] [-t] [POD OPTIONS] IMAGE [APP OPTIONS] [-- ARGS...]\n"
+        "Usage: sdpod run [-d] [--rm] [-t] [--uuid-file=PATH] [--replace] [POD OPTIONS] IMAGE [APP OPTIONS] [-- ARGS...]\n"
         "                 [--- IMAGE [APP OPTIONS] [-- ARGS...]]...\n"
         "\n"
         "Prepares a pod as 'sdpod prepare' does (see 'sdpod prepare --help' for the\n"
         "options) and runs it in the foreground as 'sdpod run-prepared' does: the\n"
         "apps' output goes to the terminal, and sdpod exits with the exit status of\n"
         "the app that failed, or 0. Ctrl-C or SIGTERM stops the pod in order.\n"
+        "The options below, the pod's and the first app's may come in any order\n"
+        "before the first IMAGE (\"sdpod run -p 8080:80 -d nginx\"); short ones\n"
+        "of podman's: -p (--port), -e (--set-env), -u (--user, also USER:GROUP),\n"
+        "-w (--working-dir).\n"
         "\n"
-        "  --detach          run it in the background instead: as pod@UUID.service\n"
+        "  -d, --detach      run it in the background instead: as pod@UUID.service\n"
         "                    when the host runs systemd and has pod@.service, else\n"
         "                    as a process of its own session; print the UUID once\n"
         "                    the pod is ready (its output goes to its journal:\n"
         "                    'sdpod journal UUID')\n"
+        "  --rm              remove the pod once it has exited (not with --detach)\n"
         "  --uuid-file=PATH  write the pod's UUID to PATH before it starts\n"
         "  --replace         first remove the pods of the same --name that are not\n"
         "                    running (exited, prepared, failed); refuse if one runs.\n"
@@ -163,7 +168,9 @@ static const char run_usage[] =
         "  -t, --tty         run the pod's app (one app) on the pod's console, as its\n"
         "                    controlling terminal, relayed to sdpod's terminal:\n"
         "                    typed keys (Ctrl-C, Ctrl-Z) reach it, the console has\n"
-        "                    the terminal's size and follows it; not with --detach\n";
+        "                    the terminal's size and follows it; not with --detach\n"
+        "  -i, --interactive accepted for podman's -it: with -t typed keys reach the\n"
+        "                    app anyway; without it the app's input is not sdpod's\n";
 
 typedef struct RunOptions {
         const char *uuid_file;

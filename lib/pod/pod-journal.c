@@ -409,16 +409,54 @@ static pid_t exit_watcher_start(void *userdata, pid_t journalctl) {
         if (pid != 0)
                 return pid;
         (void) prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+        uint64_t started = now_usec();
         Error *e = NULL;
         if (pod_wait(w->ps, w->p, 0, &e) < 0)
                 error_free(e); /* gone, or unreadable: nothing left to follow either */
-        usleep(POD_JOURNAL_FOLLOW_GRACE_USEC);
+        /* The pod's last entries, and journalctl time to start on a busy
+         * machine before it is ended. */
+        uint64_t end = now_usec() + POD_JOURNAL_FOLLOW_GRACE_USEC;
+        if (end < started + POD_JOURNAL_FOLLOW_MIN_USEC)
+                end = started + POD_JOURNAL_FOLLOW_MIN_USEC;
+        uint64_t now = now_usec();
+        if (end > now)
+                usleep((useconds_t) (end - now));
         (void) kill(journalctl, SIGTERM);
         _exit(0);
 }
 
 int pod_journal_follow(PodStore *ps, Pod *p, const char *app, char **args, bool raw, bool until_exit, Error **err) {
         struct { PodStore *ps; Pod *p; } w = { ps, p };
+        /* A pod that has just started has no journal yet: a follow waits
+         * for it a while, as podman's logs -f of a new container works. */
+        for (unsigned i = 0; has_arg(args, "--follow", "-f") && p->state == POD_STATE_RUNNING &&
+                             i < POD_JOURNAL_FOLLOW_WAIT_USEC / (100 * 1000); i++) {
+                int dirfd = -1;
+                char **files = NULL;
+                int r = journal_file_args(p, &dirfd, &files, NULL);
+                if (dirfd >= 0)
+                        close(dirfd);
+                strv_free(files);
+                if (r != -ENOENT)
+                        break;
+                usleep(100 * 1000);
+                if (pod_refresh(ps, p, NULL) < 0)
+                        break;
+        }
+        /* A pod that is not running (any more) has nothing to follow: its
+         * journal is shown as it is, and that is the end. */
+        Error *ignored = NULL;
+        if (until_exit && (pod_refresh(ps, p, &ignored) < 0 || p->state != POD_STATE_RUNNING)) {
+                error_free(ignored);
+                size_t n = strv_length(args), k = 0;
+                _cleanup_free_ char **rest = calloc(n + 1, sizeof(char *));
+                if (!rest)
+                        return error_sys(err, -ENOMEM, "pod %s", p->uuid);
+                for (size_t i = 0; i < n; i++)
+                        if (!streq(args[i], "--follow") && !streq(args[i], "-f"))
+                                rest[k++] = args[i];
+                return journal_show(ps, p, app, rest, raw, NULL, NULL, err);
+        }
         return journal_show(ps, p, app, args, raw, until_exit ? exit_watcher_start : NULL, &w, err);
 }
 
