@@ -662,9 +662,13 @@ static const char logs_usage[] =
         "Usage: sdpod logs [-f] [--since=TIME] [--tail=N] [--app=NAME] POD [JOURNALCTL OPTIONS...]\n"
         "\n"
         "podman's name for 'sdpod journal' (see 'sdpod journal --help'), with\n"
-        "podman's flags where they map: --tail=N is --lines=N, -t and --timestamps\n"
-        "are accepted (the journal's lines have their time already), -f follows\n"
-        "until the pod exits.\n";
+        "podman's flags where they map; the others are journal's.\n"
+        "\n"
+        "  -f, --follow      follow the journal until the pod exits\n"
+        "  --since=TIME      entries from TIME on\n"
+        "  --tail=N          the last N entries (journal's -n, --lines)\n"
+        "  --app=NAME        only the app's entries\n"
+        "  -t, --timestamps  accepted: the journal's lines have their times\n";
 
 int verb_logs(int argc, char **argv) {
         if (cli_wants_help(argc, argv)) {
