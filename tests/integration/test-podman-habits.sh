@@ -88,6 +88,21 @@ assert_eq "logs -t --tail 2" $'log-line-1\nlog-line-2' "$OUT"
 assert_exit 0 sd stop ordered shorts
 
 # ---------------------------------------------------------------------------
+echo "# list shows the image by the name it was run by, not a registry's"
+# ---------------------------------------------------------------------------
+assert_exit 0 sd image tag busybox localhost:5000/lib/bb:1
+assert_exit 0 sd image untag busybox:latest
+assert_exit 0 sd image tag localhost:5000/lib/bb:1 mybb
+assert_exit 0 sd prepare --name=named mybb --exec=/bin/true
+assert_eq "list: the name given (pull --name's), not the registry's" "mybb:latest" \
+	"$(sd list --format=json | jq -r '.[] | select(.name == "named") | .images[0]')"
+assert_exit 0 sd prepare --name=byid "${BB#sha256:}" --exec=/bin/true
+assert_eq "by id: a local name before a registry's" "mybb:latest" \
+	"$(sd list --format=json | jq -r '.[] | select(.name == "byid") | .images[0]')"
+assert_exit 0 sd rm named byid
+assert_exit 0 sd image tag mybb busybox
+
+# ---------------------------------------------------------------------------
 echo "# did you mean: podman's commands"
 # ---------------------------------------------------------------------------
 for c in "rmi:sdpod image rm" "pod:podapp sandbox" "inspect:sdpod status --format=json" "images:sdpod image list" \
@@ -136,7 +151,7 @@ assert_not_contains "... never the host's daemon group" "$OUT" "Gid: 1 1"
 # ---------------------------------------------------------------------------
 echo "# health: restarts counted and backed off, exited, the checks' output"
 # ---------------------------------------------------------------------------
-run_bg K busybox --app=sick --health-cmd='echo check-says-hi; false' --health-interval=200ms --health-retries=1 \
+run_bg K busybox --app=sick --health-cmd=false --health-interval=200ms --health-retries=1 \
 	--health-on-failure=restart --exec=/bin/sleep -- 1000 \
 	--- busybox --app=quick --health-cmd=true --health-interval=200ms --exec=/bin/sh -- -c 'sleep 2; exit 0' \
 	--- busybox --app=keep --health-cmd='echo check-says-hi' --health-interval=1s --exec=/bin/sleep -- 1000
@@ -150,15 +165,17 @@ J=$(sd journal "$K" --no-pager -o json 2>/dev/null)
 mapfile -t R < <(jq -r 'select(.MESSAGE | test("^app sick is restarted for its failed health checks")) |
 	"\(.__REALTIME_TIMESTAMP) \(.MESSAGE | capture("after (?<ms>[0-9]+) ms").ms)"' <<<"$J")
 [ "${#R[@]}" -ge 5 ] || fail "five restarts in the journal" "got ${#R[@]}"
+# Restart k is logged, then waits its backoff, then the app starts: the
+# starts are spaced by at least the backoff before the later one.
 spaced=true figures=
 for ((i = 1; i < ${#R[@]}; i++)); do
-	read -r t0 _ <<<"${R[i - 1]}"
-	read -r t1 ms <<<"${R[i]}"
-	gap=$(((t1 - t0) / 1000))
-	figures+=" ${gap}ms(>=${ms})"
-	[ "$gap" -ge "$ms" ] || spaced=false
+	read -r t0 ms0 <<<"${R[i - 1]}"
+	read -r t1 ms1 <<<"${R[i]}"
+	gap=$(((t1 + ms1 * 1000 - t0 - ms0 * 1000) / 1000))
+	figures+=" ${gap}ms(>=${ms1})"
+	[ "$gap" -ge "$ms1" ] || spaced=false
 done
-echo "# health restarts: gap between restart k-1 and k (>= the backoff before k):$figures"
+echo "# health restarts: time between the starts after restart k-1 and k (>= the backoff before k):$figures"
 check "health restarts are spaced by at least their backoff" $spaced
 assert_eq "the backoff doubles: 100, 200, 400, 800 ms" "100 200 400 800" \
 	"$(for r in "${R[@]:0:4}"; do echo "${r#* }"; done | tr '\n' ' ' | sed 's/ $//')"
