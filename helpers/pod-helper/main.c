@@ -164,42 +164,6 @@ static int reap(const char *app) {
         return 0;
 }
 
-/* Before each start of an app with a restart policy. A manual start has
- * NRestarts 0: nothing to do. A restart is recorded (the count and the
- * status the app exited with, still the unit's until its program runs
- * again: pod-info.h) and waits 100 ms, doubled with each restart up to
- * 10 s, so that an app that fails at once does not spin. */
-static int restarting(const char *app) {
-        Error *err = NULL;
-        char unit[256], buf[POD_APP_RECORD_SIZE + 1];
-        snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app);
-        _cleanup_bus_ sd_bus *bus = NULL;
-        ServiceExit x;
-        if (bus_open_systemd_private(SYSTEMD_PRIVATE_SOCKET, &bus, &err) < 0 || bus_service_exit(bus, unit, &x, &err) < 0)
-                return fail(err);
-        if (x.restarts == 0)
-                return 0;
-        _cleanup_close_ int dir = open_status_dir(&err);
-        if (dir < 0)
-                return fail(err);
-        char file[128];
-        snprintf(file, sizeof(file), "%s" POD_APP_RESTARTS_SUFFIX, app);
-        pod_app_restarts_format(buf, x.restarts, x.exit_status);
-        if (pod_app_record_write_at(dir, file, buf, &err) < 0)
-                return fail(err);
-        uint64_t msec = APP_RESTART_SEC_MIN_MSEC;
-        for (unsigned i = 1; i < x.restarts && msec < APP_RESTART_BACKOFF_MAX_MSEC; i++)
-                msec *= 2;
-        if (msec > APP_RESTART_BACKOFF_MAX_MSEC)
-                msec = APP_RESTART_BACKOFF_MAX_MSEC;
-        printf("app %s exited with status %d: restart %u, after %llu ms\n", app, x.exit_status, x.restarts,
-               (unsigned long long) msec);
-        fflush(stdout);
-        /* RestartSec= has waited the first 100 ms. */
-        usleep((useconds_t) ((msec - APP_RESTART_SEC_MIN_MSEC) * 1000));
-        return 0;
-}
-
 /* The lifecycle of app, which borrows from the manifest, *ret_m. */
 static int load_lifecycle(const char *app, PodManifest **ret_m, AppLifecycle *ret, Error **err) {
         /* The pod's root may search the pod directory, not list it. */
@@ -213,6 +177,71 @@ static int load_lifecycle(const char *app, PodManifest **ret_m, AppLifecycle *re
         if (!a)
                 return error_set(err, -ENOENT, "pod manifest: no app %s", app);
         return app_lifecycle_of(*ret_m, a, ret, err);
+}
+
+/* Before each start of an app with a restart policy, or with
+ * --health-on-failure=restart. A start is a restart when systemd restarts
+ * the app (its Restart=: NRestarts is above 0) or when its health check
+ * asked for it (the app's health record says unhealthy, and the restart
+ * job of health() does not count in NRestarts). A manual start is neither:
+ * nothing to do. A restart is recorded (the count and the status the app
+ * exited with, still the unit's until its program runs again: pod-info.h)
+ * and waits 100 ms, doubled with each restart up to 10 s, so that an app
+ * that fails at once, or fails its checks at once, does not spin. */
+static int restarting(const char *app) {
+        Error *err = NULL;
+        char unit[256], buf[POD_APP_RECORD_SIZE + 1];
+        snprintf(unit, sizeof(unit), APP_UNIT_FORMAT, app);
+        _cleanup_bus_ sd_bus *bus = NULL;
+        ServiceExit x;
+        if (bus_open_systemd_private(SYSTEMD_PRIVATE_SOCKET, &bus, &err) < 0 || bus_service_exit(bus, unit, &x, &err) < 0)
+                return fail(err);
+        _cleanup_close_ int dir = open_status_dir(&err);
+        if (dir < 0)
+                return fail(err);
+        _cleanup_pod_manifest_ PodManifest *m = NULL;
+        _cleanup_(app_lifecycle_done) AppLifecycle l = {};
+        if (load_lifecycle(app, &m, &l, &err) < 0)
+                return fail(err);
+        PodAppHealthRecord h;
+        bool by_health = l.health_cmd && l.health_on_failure == APP_HEALTH_RESTART &&
+                         pod_app_health_read_at(dir, app, &h) >= 0 && h.state == POD_APP_HEALTH_UNHEALTHY;
+        if (x.restarts == 0 && !by_health)
+                return 0;
+        char file[128];
+        if (by_health) {
+                /* The unhealthy run is over: the next begins now, starting
+                 * (and this start is counted once). */
+                snprintf(file, sizeof(file), "%s" POD_APP_HEALTH_SUFFIX, app);
+                snprintf(buf, sizeof(buf), "%s 0 %llu\n", pod_app_health_to_string(POD_APP_HEALTH_STARTING),
+                         (unsigned long long) now_usec());
+                if (pod_app_record_write_at(dir, file, buf, &err) < 0)
+                        return fail(err);
+        }
+        /* The count goes on from the record (a manual start removes it). */
+        PodAppExit before = {};
+        (void) pod_app_restarts_read_at(dir, app, &before);
+        unsigned restarts = before.restarts + 1;
+        snprintf(file, sizeof(file), "%s" POD_APP_RESTARTS_SUFFIX, app);
+        pod_app_restarts_format(buf, restarts, x.exit_status);
+        if (pod_app_record_write_at(dir, file, buf, &err) < 0)
+                return fail(err);
+        uint64_t msec = APP_RESTART_SEC_MIN_MSEC;
+        for (unsigned i = 1; i < restarts && msec < APP_RESTART_BACKOFF_MAX_MSEC; i++)
+                msec *= 2;
+        if (msec > APP_RESTART_BACKOFF_MAX_MSEC)
+                msec = APP_RESTART_BACKOFF_MAX_MSEC;
+        if (by_health)
+                printf("app %s is restarted for its failed health checks: restart %u, after %llu ms\n", app, restarts,
+                       (unsigned long long) msec);
+        else
+                printf("app %s exited with status %d: restart %u, after %llu ms\n", app, x.exit_status, restarts,
+                       (unsigned long long) msec);
+        fflush(stdout);
+        /* RestartSec= has waited the first 100 ms of systemd's restarts;
+         * a restart job waits nothing. */
+        usleep((useconds_t) ((by_health ? msec : msec - APP_RESTART_SEC_MIN_MSEC) * 1000));
+        return 0;
 }
 
 /* The file's age is the app's liveness: from the start of the app's run or

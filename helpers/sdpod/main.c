@@ -19,13 +19,18 @@ static const char usage[] =
         "  stop          stop running pods\n"
         "  enter         run a command inside a running app\n"
         "  list          list pods\n"
+        "  ps            list pods, as podman's ps (-a, -q)\n"
         "  status        show a pod's state, times and app exit statuses\n"
         "  cat-manifest  print a pod's manifest\n"
         "  journal       show a pod's journal: its apps' output and its systemd's log\n"
+        "  logs          show a pod's journal, as podman's logs (--tail, -f)\n"
         "  stats         show the CPU, memory, pids and block I/O of running pods\n"
         "  rm            remove exited, prepared or failed pods\n"
         "  gc            collect exited and failed pods\n"
         "  volume        list, inspect and remove named volumes\n"
+        "\n"
+        "As podman's: 'ps' is list, 'logs' is journal, 'exec' is enter; a podman\n"
+        "command that sdpod names otherwise says what sdpod's is (sdpod(1)).\n"
         "\n"
         "Global options:\n"
         "  --dir=PATH  data directory (default: $SDPOD_DIR, or " SDPOD_DEFAULT_DIR ")\n"
@@ -52,6 +57,32 @@ static const Verb verbs[] = {
         { "rm", verb_rm, NULL },
         { "gc", verb_gc, NULL },
         { "volume", verb_volume, NULL },
+        /* The names a podman user tries first. */
+        { "ps", verb_ps, NULL },
+        { "logs", verb_logs, NULL },
+        { "exec", verb_enter, NULL },
+        /* podman's commands that sdpod has under another name: no run, the
+         * hint is what "unknown command" says (cli_dispatch()). */
+        { "pod", NULL, "'podapp sandbox' makes a pod to add apps to ('podapp add'); 'sdpod list' lists pods, "
+                       "'sdpod rm' removes them" },
+        { "create", NULL, "'sdpod prepare'" },
+        { "start", NULL, "'sdpod run-prepared POD' (or 'systemctl start pod@UUID.service')" },
+        { "inspect", NULL, "'sdpod status --format=json POD', or 'sdpod image inspect IMAGE'" },
+        { "container", NULL, "'sdpod list', 'sdpod status', 'sdpod rm'" },
+        { "images", NULL, "'sdpod image list'" },
+        { "rmi", NULL, "'sdpod image rm'" },
+        { "pull", NULL, "'sdpod image pull'" },
+        { "load", NULL, "'sdpod image import'" },
+        { "tag", NULL, "'sdpod image tag'" },
+        { "kill", NULL, "'sdpod stop --force'" },
+        { "wait", NULL, "'sdpod status --wait POD'" },
+        { "port", NULL, "'sdpod status POD' (its port- lines)" },
+        { "top", NULL, "'sdpod stats', or 'sdpod enter POD ps'" },
+        { "attach", NULL, "'sdpod journal -f POD', or 'sdpod enter -ti POD'" },
+        { "prune", NULL, "'sdpod gc' and 'sdpod image gc'" },
+        { "system", NULL, "'sdpod gc' and 'sdpod image gc'" },
+        { "generate", NULL, "sdpod-pod-generator(8): a pod definition makes a service" },
+        { "version", NULL, "'sdpod --version'" },
         {},
 };
 

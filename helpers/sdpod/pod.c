@@ -3,6 +3,7 @@
 
 #include "basic/fs.h"
 #include "basic/json-util.h"
+#include "basic/strv.h"
 #include "basic/time-util.h"
 #include "cli/cli.h"
 #include "cli/pull-view.h"
@@ -174,10 +175,13 @@ static struct json_object *pod_summary_json(const Pod *p, const PodInfo *info) {
 typedef struct ListContext {
         struct json_object *array;      /* --format=json */
         Table *table;
+        bool quiet;                     /* ps -q: the UUIDs only */
 } ListContext;
 
 static int list_one(PodStore *s, Pod *p, void *userdata) {
         ListContext *c = userdata;
+        if (c->quiet)
+                return puts(p->uuid) < 0 ? -EIO : 0;
         PodInfo info;
         int r = pod_info_read(p, false, &info);
         if (r < 0)
@@ -208,10 +212,10 @@ static const char list_usage[] =
         "                  the pod runs) and ports\n"
         "  --no-legend     no header line in the table\n";
 
-int verb_list(int argc, char **argv) {
+static int list_pods(int argc, char **argv, const char *usage, bool quiet) {
         OutputFormat format = FORMAT_TABLE;
         bool legend = true;
-        int status, i = cli_parse_verb_options(argc, argv, list_usage, &format, &legend, &status);
+        int status, i = cli_parse_verb_options(argc, argv, usage, &format, &legend, &status);
         if (i < 0)
                 return status;
         if (i != argc)
@@ -224,13 +228,45 @@ int verb_list(int argc, char **argv) {
                 ? table_new(7, "UUID", "NAME", "STATE", "APPS", "IMAGES", "CREATED", "STARTED") : NULL;
         if (!array && !t)
                 return cli_fail(NULL);
-        ListContext c = { .array = array, .table = t };
+        ListContext c = { .array = quiet ? NULL : array, .table = t, .quiet = quiet };
         if (cli_open_pods_to_read(&ps, &err) < 0 || pod_foreach(ps, list_one, &c, &err) < 0)
                 return cli_fail(err);
+        if (quiet)
+                return fflush(stdout) == 0 ? EXIT_OK : EXIT_ERROR;
         if (array)
                 return cli_print_json(array);
         table_print(t, legend);
         return EXIT_OK;
+}
+
+int verb_list(int argc, char **argv) {
+        return list_pods(argc, argv, list_usage, false);
+}
+
+static const char ps_usage[] =
+        "Usage: sdpod ps [-a] [-q] [--format=table|json] [--no-legend]\n"
+        "\n"
+        "podman's name for 'sdpod list': lists every pod, running or not (-a,\n"
+        "--all is accepted and changes nothing).\n"
+        "\n"
+        "  -q, --quiet     only the pods' UUIDs, one a line\n"
+        "  --format=json   as 'sdpod list --format=json'\n"
+        "  --no-legend     no header line in the table\n";
+
+int verb_ps(int argc, char **argv) {
+        /* podman's -a and -q taken out; the rest is list's. */
+        bool quiet = false;
+        int n = 0;
+        for (int i = 0; i < argc; i++)
+                if (i > 0 && (streq(argv[i], "-a") || streq(argv[i], "--all")))
+                        continue;
+                else if (i > 0 && (streq(argv[i], "-q") || streq(argv[i], "--quiet") || streq(argv[i], "-aq") ||
+                                   streq(argv[i], "-qa")))
+                        quiet = true;
+                else
+                        argv[n++] = argv[i];
+        argv[n] = NULL;
+        return list_pods(n, argv, ps_usage, quiet);
 }
 
 /* The pod's user namespace: "BASE:65536", or "no". */
@@ -446,8 +482,13 @@ static const char journal_usage[] =
         "  --since=TIME      entries from TIME on: \"2026-11-25 10:00[:00]\" (local\n"
         "                    time), 2026-11-25, 2026-11-25T10:00:00Z, today, yesterday,\n"
         "                    -1h or \"1h ago\", @SECONDS since the epoch\n"
-        "  -n, --lines=N     only the last N entries (or all)\n"
-        "  -f, --follow      then show new entries as they come, until interrupted\n"
+        "  -n, --lines=N     only the last N entries (or all); with --since, the\n"
+        "                    last N of those from TIME on\n"
+        "  -f, --follow      then show new entries as they come, until the pod has\n"
+        "                    exited (at once for a pod that is not running), as\n"
+        "                    podman's logs -f\n"
+        "  --follow=always   until interrupted, as journalctl -f: also the entries\n"
+        "                    of a pod that is run again (run-prepared)\n"
         "  --raw             the pod's bytes as they are; by default what is not\n"
         "                    printable text (escape sequences, other control\n"
         "                    characters, bad UTF-8) is shown as \\xNN, so that a pod\n"
@@ -458,7 +499,9 @@ typedef struct JournalArgs {
         const char *app;
         char *since;            /* journalctl's --since=@SECONDS */
         char *lines;            /* journalctl's --lines=N */
+        uint64_t n_lines;       /* --lines=N: N, or UINT64_MAX for all */
         bool follow;
+        bool follow_always;     /* --follow=always: not ended by the pod's exit */
         bool raw;
 } JournalArgs;
 
@@ -489,11 +532,19 @@ static int journal_option(const char *command, int c, const char *value, Journal
                         return cli_usage_error(command, "--lines=%s: not a number of lines (a number, or all)", value);
                 free(a->lines);
                 a->lines = NULL;
+                a->n_lines = v;
                 if (asprintf(&a->lines, "--lines=%s", value) < 0)
                         a->lines = NULL;
                 return a->lines ? 0 : cli_fail(NULL);
         case 'f':
+                if (value && !streq(value, "always"))
+                        return cli_usage_error(command, "--follow=%s: expected --follow (until the pod exits) or "
+                                               "--follow=always", value);
                 a->follow = true;
+                a->follow_always = value != NULL;
+                return 0;
+        case 'F':
+                a->follow = a->follow_always = true;
                 return 0;
         case 'r':
                 a->raw = true;
@@ -512,7 +563,8 @@ static int journal_option_after_uuid(char **argv, int i, int argc, const char **
                 bool has_value;
         } table[] = {
                 { "--app", 'a', true }, { "--since", 's', true }, { "--lines", 'n', true }, { "-n", 'n', true },
-                { "--follow", 'f', false }, { "-f", 'f', false }, { "--raw", 'r', false },
+                { "--follow=always", 'F', false }, { "--follow", 'f', false }, { "-f", 'f', false },
+                { "--raw", 'r', false },
         };
         const char *arg = argv[i];
         *consumed = 1;
@@ -548,7 +600,7 @@ int verb_journal(int argc, char **argv) {
                 { "app", required_argument, NULL, 'a' },
                 { "since", required_argument, NULL, 's' },
                 { "lines", required_argument, NULL, 'n' },
-                { "follow", no_argument, NULL, 'f' },
+                { "follow", optional_argument, NULL, 'f' },
                 { "raw", no_argument, NULL, 'r' },
                 {},
         };
@@ -594,26 +646,78 @@ int verb_journal(int argc, char **argv) {
                         rest[n++] = argv[i++];
                         continue;
                 }
-                if (c != 'f' && c != 'r' && !value)
+                if (c != 'f' && c != 'F' && c != 'r' && !value)
                         return cli_usage_error(argv[0], "option \"%s\" needs a value", argv[i]);
                 if ((status = journal_option(argv[0], c, value, &a)) != 0)
                         return status;
                 i += consumed;
         }
-        if (a.since)
-                rest[n++] = a.since;
-        if (a.lines)
-                rest[n++] = a.lines;
-        if (a.follow)
-                rest[n++] = "--follow";
-
         Error *err = NULL;
         _cleanup_pod_store_ PodStore *ps = NULL;
         _cleanup_pod_ Pod *p = NULL;
         if (cli_open_pod_to_read(uuid, &ps, &p, &err) < 0)
                 return cli_fail(err);
-        int r = pod_journal_show(ps, p, a.app, rest, a.raw, &err);
+        _cleanup_free_ char *cursor = NULL, *cursor_arg = NULL;
+        if (a.since)
+                rest[n++] = a.since;
+        if (a.since && a.lines && a.n_lines != UINT64_MAX) {
+                /* journalctl 252 shows the first N from TIME: it starts
+                 * at the oldest of the last N instead. */
+                if (pod_journal_cursor_of_last(ps, p, a.app, rest, a.n_lines, &cursor, &err) < 0)
+                        return cli_fail(err);
+                if (cursor && asprintf(&cursor_arg, "--cursor=%s", cursor) < 0)
+                        return cli_fail(NULL);
+                if (cursor_arg)
+                        rest[n - 1] = cursor_arg;
+        } else if (a.lines)
+                rest[n++] = a.lines;
+        if (a.follow)
+                rest[n++] = "--follow";
+        int r = pod_journal_follow(ps, p, a.app, rest, a.raw, a.follow && !a.follow_always, &err);
         return r < 0 ? cli_fail(err) : r;
+}
+
+static const char logs_usage[] =
+        "Usage: sdpod logs [-f] [--since=TIME] [--tail=N] [--app=NAME] POD [JOURNALCTL OPTIONS...]\n"
+        "\n"
+        "podman's name for 'sdpod journal' (see 'sdpod journal --help'), with\n"
+        "podman's flags where they map; the others are journal's.\n"
+        "\n"
+        "  -f, --follow      follow the journal until the pod exits\n"
+        "  --since=TIME      entries from TIME on\n"
+        "  --tail=N          the last N entries (journal's -n, --lines)\n"
+        "  --app=NAME        only the app's entries\n"
+        "  -t, --timestamps  accepted: the journal's lines have their times\n";
+
+int verb_logs(int argc, char **argv) {
+        if (cli_wants_help(argc, argv)) {
+                fputs(logs_usage, stdout);
+                return EXIT_OK;
+        }
+        /* podman's flags rewritten to journal's; argv keeps its strings. */
+        _cleanup_free_ char **args = calloc((size_t) argc + 1, sizeof(char *));
+        _cleanup_strv_free_ char **made = NULL;
+        if (!args)
+                return cli_fail(NULL);
+        int n = 0;
+        for (int i = 0; i < argc; i++) {
+                const char *v;
+                if (i > 0 && (streq(argv[i], "-t") || streq(argv[i], "--timestamps")))
+                        continue;
+                if (i > 0 && streq(argv[i], "--"))
+                        for (; i < argc; i++)
+                                args[n++] = argv[i];
+                else if (i > 0 && (v = startswith(argv[i], "--tail="))) {
+                        _cleanup_free_ char *l = NULL;
+                        if (asprintf(&l, "--lines=%s", v) < 0 || strv_push(&made, l) < 0)
+                                return cli_fail(NULL);
+                        args[n++] = made[strv_length(made) - 1];
+                } else if (i > 0 && streq(argv[i], "--tail"))
+                        args[n++] = "--lines";
+                else
+                        args[n++] = argv[i];
+        }
+        return verb_journal(n, args);
 }
 
 static const char rm_usage[] =

@@ -2,6 +2,8 @@
 /* The verbs that hand a pod to its stage1: run-prepared, run, stop, enter. */
 #include <fcntl.h>
 #include <getopt.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #include "basic/fs.h"
 #include "basic/strv.h"
@@ -21,6 +23,52 @@ static int exec_run_entrypoint(Pod *p) {
         Error *err = NULL;
         stage1_exec_run(p->fd, p->uuid, &err);
         return cli_fail(err);
+}
+
+static pid_t run_child;
+
+static void forward_signal(int sig) {
+        if (run_child > 0)
+                kill(run_child, sig);
+}
+
+/* --rm: the pod runs in a child (the run entrypoint, as without --rm),
+ * and once it has exited, it is removed. Ctrl-C reaches the child from the
+ * terminal; SIGTERM and SIGHUP sent to sdpod are passed on, so that the pod
+ * stops in order and is still removed. Exits with the pod's status. */
+static int run_and_remove(PodStore *ps, Pod **p) {
+        char uuid[UUID_STRING_MAX];
+        snprintf(uuid, sizeof(uuid), "%s", (*p)->uuid);
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0) {
+                Error *err = NULL;
+                error_sys(&err, -errno, "pod %s: cannot fork", uuid);
+                return cli_fail(err);
+        }
+        if (pid == 0)
+                _exit(exec_run_entrypoint(*p));
+        /* The pod's lock is the child's now: ours closed with the pod. */
+        pod_free(TAKE_PTR(*p));
+        run_child = pid;
+        struct sigaction fwd = { .sa_handler = forward_signal, .sa_flags = SA_RESTART }, ign = { .sa_handler = SIG_IGN };
+        sigaction(SIGTERM, &fwd, NULL);
+        sigaction(SIGHUP, &fwd, NULL);
+        sigaction(SIGINT, &ign, NULL);
+        sigaction(SIGQUIT, &ign, NULL);
+        int st = 0;
+        while (waitpid(pid, &st, 0) < 0)
+                if (errno != EINTR)
+                        break;
+        int status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        Error *err = NULL;
+        _cleanup_pod_ Pod *done = NULL;
+        if (pod_lookup(ps, uuid, &done, &err) < 0 || pod_remove(ps, done, &err) < 0) {
+                error_prefix(&err, "--rm");
+                int s = cli_fail(err);
+                return status ?: s;
+        }
+        return status;
 }
 
 /* The lines of an app's log that a detached pod which ended before it was
@@ -94,19 +142,24 @@ int verb_run_prepared(int argc, char **argv) {
 }
 
 static const char run_usage[] =
-        "Usage: sdpod run [--detach] [--uuid-file=PATH] [--replace] [-t] [POD OPTIONS] IMAGE [APP OPTIONS] [-- ARGS...]\n"
+        "Usage: sdpod run [-d] [--rm] [-t] [--uuid-file=PATH] [--replace] [POD OPTIONS] IMAGE [APP OPTIONS] [-- ARGS...]\n"
         "                 [--- IMAGE [APP OPTIONS] [-- ARGS...]]...\n"
         "\n"
         "Prepares a pod as 'sdpod prepare' does (see 'sdpod prepare --help' for the\n"
         "options) and runs it in the foreground as 'sdpod run-prepared' does: the\n"
         "apps' output goes to the terminal, and sdpod exits with the exit status of\n"
         "the app that failed, or 0. Ctrl-C or SIGTERM stops the pod in order.\n"
+        "The options below, the pod's and the first app's may come in any order\n"
+        "before the first IMAGE (\"sdpod run -p 8080:80 -d nginx\"); short ones\n"
+        "of podman's: -p (--port), -e (--set-env), -u (--user, also USER:GROUP),\n"
+        "-w (--working-dir), -v SRC:DST[:ro|:U|:idmap] (a volume, see --volume).\n"
         "\n"
-        "  --detach          run it in the background instead: as pod@UUID.service\n"
+        "  -d, --detach      run it in the background instead: as pod@UUID.service\n"
         "                    when the host runs systemd and has pod@.service, else\n"
         "                    as a process of its own session; print the UUID once\n"
         "                    the pod is ready (its output goes to its journal:\n"
         "                    'sdpod journal UUID')\n"
+        "  --rm              remove the pod once it has exited (not with --detach)\n"
         "  --uuid-file=PATH  write the pod's UUID to PATH before it starts\n"
         "  --replace         first remove the pods of the same --name that are not\n"
         "                    running (exited, prepared, failed); refuse if one runs.\n"
@@ -115,7 +168,49 @@ static const char run_usage[] =
         "  -t, --tty         run the pod's app (one app) on the pod's console, as its\n"
         "                    controlling terminal, relayed to sdpod's terminal:\n"
         "                    typed keys (Ctrl-C, Ctrl-Z) reach it, the console has\n"
-        "                    the terminal's size and follows it; not with --detach\n";
+        "                    the terminal's size and follows it; not with --detach\n"
+        "  -i, --interactive accepted for podman's -it: with -t typed keys reach the\n"
+        "                    app anyway; without it the app's input is not sdpod's\n";
+
+typedef struct RunOptions {
+        const char *uuid_file;
+        bool detach, replace, tty, rm;
+} RunOptions;
+
+/* run's own options, anywhere before the first IMAGE (PodArgsExtraOption):
+ * -d, -t and -i also together, as "-dt" and "-it". */
+static int run_option(const char *arg, const char *next, void *userdata, Error **err) {
+        RunOptions *o = userdata;
+        const char *v;
+        if ((v = startswith(arg, "--uuid-file="))) {
+                o->uuid_file = v;
+                return 1;
+        }
+        if (streq(arg, "--uuid-file")) {
+                if (!next)
+                        return error_set(err, -EINVAL, "option \"--uuid-file\" needs a value");
+                o->uuid_file = next;
+                return 2;
+        }
+        bool *flag = streq(arg, "--detach") ? &o->detach : streq(arg, "--replace") ? &o->replace
+                   : streq(arg, "--tty") ? &o->tty : streq(arg, "--rm") ? &o->rm : NULL;
+        if (flag) {
+                *flag = true;
+                return 1;
+        }
+        if (streq(arg, "--interactive"))
+                return 1;
+        if (arg[0] != '-' || arg[1] == '-' || !arg[1] || strspn(arg + 1, "dti") != strlen(arg + 1))
+                return 0;
+        /* -i: with -t typed keys reach the app anyway, and without it the
+         * app's input is not sdpod's (podman users type -it). */
+        for (const char *c = arg + 1; *c; c++)
+                if (*c == 'd')
+                        o->detach = true;
+                else if (*c == 't')
+                        o->tty = true;
+        return 1;
+}
 
 int verb_run(int argc, char **argv) {
         if (cli_wants_help(argc, argv)) {
@@ -123,29 +218,27 @@ int verb_run(int argc, char **argv) {
                 return EXIT_OK;
         }
         Error *err = NULL;
-        const char *uuid_file = NULL;
-        bool detach = false, replace = false, tty = false;
-        int i = 1;
-        for (; i < argc; i++)
-                if (startswith(argv[i], "--uuid-file="))
-                        uuid_file = argv[i] + strlen("--uuid-file=");
-                else if (streq(argv[i], "--detach"))
-                        detach = true;
-                else if (streq(argv[i], "--replace"))
-                        replace = true;
-                else if (streq(argv[i], "-t") || streq(argv[i], "--tty"))
-                        tty = true;
-                else
-                        break;
-        if (uuid_file && !*uuid_file)
-                return cli_usage_error(argv[0], "--uuid-file= needs a path");
-        if (tty && detach)
-                return cli_usage_error(argv[0], "-t runs the app on sdpod's terminal: not with --detach");
+        RunOptions o = {};
         PodArgs args = {};
-        if (pod_args_parse(argc - i, argv + i, true, &args, &err) < 0) {
+        if (pod_args_parse_with(argc - 1, argv + 1, true, run_option, &o, &args, &err) < 0) {
                 int status = cli_usage_error(argv[0], "%s", err->msg);
                 error_free(err);
                 return status;
+        }
+        const char *uuid_file = o.uuid_file;
+        bool detach = o.detach, replace = o.replace, tty = o.tty;
+        if ((uuid_file && !*uuid_file) || (tty && detach)) {
+                pod_args_done(&args);
+                return uuid_file && !*uuid_file
+                               ? cli_usage_error(argv[0], "--uuid-file= needs a path")
+                               : cli_usage_error(argv[0], "-t runs the app on sdpod's terminal: not with --detach");
+        }
+        if (o.rm && detach) {
+                pod_args_done(&args);
+                /* The pod outlives this command: nothing of ours would be
+                 * there to remove it. */
+                return cli_usage_error(argv[0], "--rm removes the pod when 'sdpod run' ends: not with --detach "
+                                       "('sdpod gc' collects exited pods)");
         }
         if (replace && !args.name) {
                 pod_args_done(&args);
@@ -214,6 +307,8 @@ int verb_run(int argc, char **argv) {
                 puts(uuid);
                 return EXIT_OK;
         }
+        if (o.rm)
+                return run_and_remove(ps, &p);
         return exec_run_entrypoint(p);
 }
 

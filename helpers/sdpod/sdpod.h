@@ -23,3 +23,6 @@ int verb_run(int argc, char **argv);
 int verb_stop(int argc, char **argv);
 int verb_enter(int argc, char **argv);
 int verb_volume(int argc, char **argv);
+/* podman's names: list and journal with podman's flags where they map. */
+int verb_ps(int argc, char **argv);
+int verb_logs(int argc, char **argv);

@@ -208,9 +208,8 @@ static void read_app_records(AppPod *ap, const char *app, PodAppExit *ret) {
                 return;
         (void) pod_app_exit_read_at(fd, app, ret);
         (void) pod_app_restarts_read_at(fd, app, ret);
-        PodAppHealthRecord h;
-        if (ret->health && pod_app_health_read_at(fd, app, &h) >= 0)
-                ret->health = pod_app_health_to_string(h.state);
+        if (ret->health)
+                ret->health = pod_app_health_shown(fd, app, ap->pod->state == POD_STATE_RUNNING, ret);
 }
 
 /* Takes pod.lck with operation; -EBUSY cannot happen (it waits). */

@@ -201,6 +201,95 @@ int printable_copy(int in, int out, bool raw) {
         }
 }
 
+/* systemd-nspawn's noise on a pod's console: lines it prints on every
+ * start where the host's cgroup v1 controllers are joined ("cpu,cpuacct"
+ * mounted once, linked as cpu and cpuacct), which say nothing a user can
+ * act on. Only whole lines of exactly this form are dropped: its real
+ * errors (any other text) pass. */
+#define NSPAWN_NOISE_PREFIX "Failed to create symlink /sys/fs/cgroup/"
+#define NSPAWN_NOISE_SUFFIX ": File exists"
+#define NOISE_LINE_MAX 160
+
+static bool is_nspawn_noise(const char *l, size_t n) {
+        const size_t p = strlen(NSPAWN_NOISE_PREFIX), q = strlen(NSPAWN_NOISE_SUFFIX);
+        while (n > 0 && (l[n - 1] == '\n' || l[n - 1] == '\r'))
+                n--;
+        if (n <= p + q || memcmp(l, NSPAWN_NOISE_PREFIX, p) != 0 || memcmp(l + n - q, NSPAWN_NOISE_SUFFIX, q) != 0)
+                return false;
+        for (size_t i = p; i < n - q; i++)
+                if (!strchr("abcdefghijklmnopqrstuvwxyz0123456789_,", l[i]) || !l[i])
+                        return false;
+        return true;
+}
+
+typedef struct NoiseFilter {
+        char hold[NOISE_LINE_MAX];      /* a line that may still be noise */
+        size_t held;
+        bool holding, mid_line;
+} NoiseFilter;
+
+/* Moves what is not noise from in to out (room for n + NOISE_LINE_MAX):
+ * a line is held back only while it may still be noise, any other text
+ * goes on at once (a prompt without a newline is not kept waiting). At the
+ * end (final), what is held goes. Returns the bytes in out. */
+static size_t noise_filter(NoiseFilter *f, const char *in, size_t n, bool final, char *out) {
+        size_t o = 0, p = strlen(NSPAWN_NOISE_PREFIX);
+        for (size_t i = 0; i < n; i++) {
+                char c = in[i];
+                if (!f->holding && !f->mid_line && c == NSPAWN_NOISE_PREFIX[0]) {
+                        f->holding = true;
+                        f->held = 0;
+                }
+                if (!f->holding) {
+                        out[o++] = c;
+                        f->mid_line = c != '\n';
+                        continue;
+                }
+                f->hold[f->held++] = c;
+                bool maybe = f->held < NOISE_LINE_MAX &&
+                             memcmp(f->hold, NSPAWN_NOISE_PREFIX, f->held < p ? f->held : p) == 0;
+                if (c == '\n' || !maybe) {
+                        if (c != '\n' || !is_nspawn_noise(f->hold, f->held)) {
+                                memcpy(out + o, f->hold, f->held);
+                                o += f->held;
+                        }
+                        f->holding = false;
+                        f->mid_line = c != '\n';
+                }
+        }
+        if (final && f->holding) {
+                memcpy(out + o, f->hold, f->held);
+                o += f->held;
+                f->holding = false;
+        }
+        return o;
+}
+
+/* printable_copy() of a pod's console: nspawn's noise left out. */
+static int console_copy(int in, int out) {
+        char buf[4096], kept[sizeof(buf) + NOISE_LINE_MAX], esc[4 * sizeof(kept)];
+        NoiseFilter f = {};
+        size_t have = 0;
+        for (;;) {
+                ssize_t n = read(in, buf, sizeof(buf) - NOISE_LINE_MAX);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                /* kept: a character cut by the last read first, then this
+                 * read's text that is not noise. */
+                have += noise_filter(&f, buf, (size_t) n, n == 0, kept + have);
+                size_t out_n = 0, used = text_escape(kept, have, n == 0, esc, &out_n);
+                int r = write_all(out, esc, out_n);
+                if (r < 0)
+                        return r;
+                memmove(kept, kept + used, have - used);
+                have -= used;
+                if (n == 0)
+                        return 0;
+        }
+}
+
 int printable_filter_start(int out, int *ret_done) {
         int p[2], d[2];
         if (pipe2(p, O_CLOEXEC) < 0)
@@ -229,7 +318,7 @@ int printable_filter_start(int out, int *ret_done) {
                 sigaction(SIGHUP, &ign, NULL);
                 pid_t self = getpid();
                 (void) write(3, &self, sizeof(self));
-                _exit(printable_copy(0, 1, false) < 0); /* fd 3 closes: done */
+                _exit(console_copy(0, 1) < 0); /* fd 3 closes: done */
         }
         int r = pid < 0 ? -errno : 0;
         close(p[0]);

@@ -67,7 +67,9 @@ void relay_drain(Relay *r, const bool *from_pod, int quiet_msec, int max_msec, s
 int printable_copy(int in, int out, bool raw);
 
 /* A process that copies what is written to the returned fd onto out,
- * escaped (printable_copy()); it holds no other fd of ours and ends when
+ * escaped (printable_copy()), without systemd-nspawn's noise (whole lines
+ * "Failed to create symlink /sys/fs/cgroup/NAME: File exists", which it
+ * prints on each start on a host with joined cgroup v1 controllers); it holds no other fd of ours and ends when
  * every writer has closed theirs. It is not our child (a grandchild, given
  * to init or the nearest subreaper), so that a supervisor that halts its
  * children's leftovers never takes it for one. printable_filter_finish()

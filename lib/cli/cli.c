@@ -169,7 +169,9 @@ int cli_dispatch(const Verb *verbs, const char *context, const char *usage, int 
                 return EXIT_OK;
         }
         for (const Verb *v = verbs; v->name; v++)
-                if (streq(v->name, argv[0])) {
+                if (streq(v->name, argv[0]) && !v->run)
+                        return cli_usage_error(context, "unknown command \"%s\": did you mean %s?", argv[0], v->summary);
+                else if (streq(v->name, argv[0])) {
                         /* Messages name the whole command ("sdpod image
                          * rm: ..."): argv[0] for the verb, cli.command
                          * for cli_fail(). */
@@ -187,6 +189,34 @@ int cli_dispatch(const Verb *verbs, const char *context, const char *usage, int 
                         return status;
                 }
         return cli_usage_error(context, "unknown command \"%s\"", argv[0]);
+}
+
+/* "enter POD --app=NAME -ti CMD", as podapp's exec takes them: --app and
+ * the flags right after the POD, up to the first other argument (CMD) or a
+ * "--", are taken out of argv, so that CMD follows the POD. */
+static void take_options_after_pod(int argc, char **argv, int pod, const char **ret_app, unsigned *ret_flags) {
+        int i = pod + 1, taken = 0;
+        for (; i < argc; i++) {
+                const char *a = argv[i], *v;
+                if ((v = startswith(a, "--app=")))
+                        *ret_app = v;
+                else if (streq(a, "--app") && i + 1 < argc) {
+                        *ret_app = argv[++i];
+                        taken++;
+                } else if (ret_flags && (streq(a, "--tty") || streq(a, "--interactive")))
+                        *ret_flags |= streq(a, "--tty") ? ENTER_TTY : ENTER_INTERACTIVE;
+                else if (ret_flags && a[0] == '-' && a[1] && a[1] != '-' && strspn(a + 1, "ti") == strlen(a + 1))
+                        *ret_flags |= (strchr(a, 't') ? ENTER_TTY : 0) | (strchr(a, 'i') ? ENTER_INTERACTIVE : 0);
+                else if (streq(a, "--")) {
+                        i++;
+                        taken++;
+                        break;
+                } else
+                        break;
+                taken++;
+        }
+        if (taken > 0)
+                memmove(argv + pod + 1, argv + i, (size_t) (argc - i + 1) * sizeof(char *));
 }
 
 /* --help, --app=NAME and, when ret_flags is given, -t/--tty and
@@ -229,6 +259,8 @@ static int parse_app_options(int argc, char **argv, const char *usage, bool oper
                 *ret_status = cli_usage_error(argv[0], "missing POD (a pod's name, UUID or UUID prefix)");
                 return -1;
         }
+        if (operands_end_options)
+                take_options_after_pod(argc, argv, optind, ret_app, ret_flags);
         return optind;
 }
 

@@ -92,6 +92,8 @@ extern CliGlobals cli;
         "  --signature-policy=FILE the signature policy (policy.json)\n" \
         "  --registries-d=DIR      where signatures are looked up (as for 'sdpod image pull')\n"
 
+/* A verb without run is another tool's name for one of ours (podman's
+ * "rmi"): summary is what to use instead, which "unknown command" says. */
 typedef struct Verb {
         const char *name;
         int (*run)(int argc, char **argv);

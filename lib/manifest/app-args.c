@@ -704,6 +704,16 @@ static int apply_option(PodArgs *pod, AppArgs *app, const char *option, const ch
                 app->allow_new_privileges = !b;
                 return 0;
         }
+        if (streq(option, "user") && strchr(value, ':')) {
+                /* "USER:GROUP", as podman's -u and an image's User take it */
+                const char *colon = strchr(value, ':');
+                _cleanup_free_ char *user = strndup(value, (size_t) (colon - value));
+                if (!user)
+                        return error_sys(err, -ENOMEM, "--user");
+                if (!*user || !colon[1])
+                        return error_set(err, -EINVAL, "--user=%s: expected USER or USER:GROUP", value);
+                return set_once(&app->user, option, user, app, err) ?: set_once(&app->group, "group", colon + 1, app, err);
+        }
         if (streq(option, "set-env")) {
                 if (!strchr(value, '=') || value[0] == '=')
                         return error_set(err, -EINVAL, "--set-env=%s: expected NAME=VALUE", value);
@@ -741,7 +751,46 @@ int pod_args_add_option(PodArgs *pod, const char *option, const char *value, Err
         return apply_option(pod, &pod->apps[pod->n_apps - 1], option, value, err);
 }
 
+/* podman's short options, each the long one it stands for. */
+static const struct {
+        char letter;
+        const char *option;
+} short_options[] = {
+        { 'p', "port" },
+        { 'e', "set-env" },
+        { 'u', "user" },
+        { 'w', "working-dir" },
+};
+
+static const char *short_option(char letter) {
+        for (size_t k = 0; k < ELEMENTSOF(short_options); k++)
+                if (short_options[k].letter == letter)
+                        return short_options[k].option;
+        return NULL;
+}
+
+/* An option that is none of ours, at argv[*i]: the caller's (extra), before
+ * the first IMAGE, or an error. */
+static int extra_option(const PodArgs *pod, PodArgsExtraOption extra, void *userdata, int argc, char *const *argv,
+                        int *i, Error **err) {
+        const char *a = argv[*i];
+        int n = extra ? extra(a, *i + 1 < argc ? argv[*i + 1] : NULL, userdata, err) : 0;
+        if (n < 0)
+                return n;
+        if (n > 0 && (pod->n_apps > 1 || pod->apps[0].image || pod->apps[0].rootfs))
+                return error_set(err, -EINVAL, "\"%s\" is an option of the command: put it before the first IMAGE", a);
+        if (n == 0)
+                return error_set(err, -EINVAL, "unknown option \"%.*s\"", (int) strcspn(a, "="), a);
+        *i += n - 1;
+        return 0;
+}
+
 int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, Error **err) {
+        return pod_args_parse_with(argc, argv, pod_options, NULL, NULL, ret, err);
+}
+
+int pod_args_parse_with(int argc, char *const *argv, bool pod_options, PodArgsExtraOption extra, void *userdata,
+                        PodArgs *ret, Error **err) {
         PodArgs pod = {};
         bool in_args = false;
         int r = pod_args_add_app(&pod, err);
@@ -766,19 +815,22 @@ int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, 
                         in_args = app->have_args = true;
                         continue;
                 }
-                const char *opt = startswith(a, "--");
+                const char *opt = startswith(a, "--"), *short_long = NULL;
                 if (streq(a, "-v") && pod_options) {
                         r = i + 1 < argc ? short_volume_arg_parse(&pod, app, argv[++i], err)
                                          : error_set(err, -EINVAL, "option \"-v\" needs a value");
                         continue;
                 }
                 if (!opt && a[0] == '-' && a[1]) {
-                        /* Not an image: an option, of which these have
-                         * only long ones. */
-                        r = error_set(err, -EINVAL, "unknown option \"%s\"", a);
-                        continue;
+                        /* Not an image: a short option (podman's -p, -e...),
+                         * or the caller's own (sdpod run -d), or none. */
+                        short_long = short_option(a[1]);
+                        if (!short_long) {
+                                r = extra_option(&pod, extra, userdata, argc, argv, &i, err);
+                                continue;
+                        }
                 }
-                if (!opt) {
+                if (!opt && !short_long) {
                         if (app->image)
                                 r = error_set(err, -EINVAL, "unexpected \"%s\" after image %s: put the app's arguments after \"--\", "
                                               "or start the next app with \"---\"", a, app->image);
@@ -788,15 +840,16 @@ int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, 
                 }
 
                 _cleanup_free_ char *option = NULL;
-                const char *value = NULL, *eq = strchr(opt, '=');
-                option = eq ? strndup(opt, (size_t) (eq - opt)) : strdup(opt);
+                /* "-p 8080:80" and "-p8080:80" as "--port 8080:80". */
+                const char *value = NULL, *eq = short_long ? (a[2] ? a + 1 : NULL) : strchr(opt, '=');
+                option = short_long ? strdup(short_long) : eq ? strndup(opt, (size_t) (eq - opt)) : strdup(opt);
                 if (!option) {
                         r = error_sys(err, -ENOMEM, "arguments");
                         continue;
                 }
                 OptionKind kind;
                 if (option_kind(option, &kind) < 0) {
-                        r = error_set(err, -EINVAL, "unknown option \"--%s\"", option);
+                        r = extra_option(&pod, extra, userdata, argc, argv, &i, err);
                         continue;
                 }
                 if (kind == OPTION_POD && !pod_options) {
@@ -814,7 +867,7 @@ int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, 
                 else if (i + 1 < argc)
                         value = argv[++i];
                 else {
-                        r = error_set(err, -EINVAL, "option \"--%s\" needs a value", option);
+                        r = error_set(err, -EINVAL, "option \"%s\" needs a value", a);
                         continue;
                 }
                 r = apply_option(&pod, app, option, value, err);

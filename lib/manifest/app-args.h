@@ -126,6 +126,17 @@ typedef struct PodArgs {
  * least one app is required. Errors are -EINVAL with a message that names
  * the option or argument. */
 int pod_args_parse(int argc, char *const *argv, bool pod_options, PodArgs *ret, Error **err);
+/* The same, where the command has options of its own among the pod's
+ * (sdpod run's -d, --rm, -t): extra is offered each option that is none of
+ * the pod's or an app's, with the argument after it (NULL at the end), and
+ * returns how many arguments it took (1, or 2 with its value), 0 when it is
+ * not the command's either, or a negative errno with err set. The
+ * command's options come before the first IMAGE. Short options: -p (--port),
+ * -e (--set-env), -u (--user), -w (--working-dir), with the value in the
+ * same argument or the next. */
+typedef int (*PodArgsExtraOption)(const char *arg, const char *next, void *userdata, Error **err);
+int pod_args_parse_with(int argc, char *const *argv, bool pod_options, PodArgsExtraOption extra, void *userdata,
+                        PodArgs *ret, Error **err);
 void pod_args_done(PodArgs *a);
 /* Frees what an AppArgs holds (pod_args_done() does it for each app). */
 void app_args_done(AppArgs *a);

@@ -68,7 +68,9 @@ int pod_app_records_reserve_at(int status_fd, const PodManifest *m, const PodApp
         /* The exit status always; the others for apps that have them. */
         const char *const suffixes[] = {
                 "",
-                l.restart != APP_RESTART_NO ? POD_APP_RESTARTS_SUFFIX : NULL,
+                l.restart != APP_RESTART_NO || (l.health_cmd && l.health_on_failure == APP_HEALTH_RESTART)
+                        ? POD_APP_RESTARTS_SUFFIX
+                        : NULL,
                 pod_app_get_annotation(app, APP_ANNOTATION_HEALTH_CMD) ? POD_APP_HEALTH_SUFFIX : NULL,
         };
         struct stat dir;
@@ -224,6 +226,17 @@ int pod_app_health_read_at(int status_fd, const char *name, PodAppHealthRecord *
         return -EBADMSG;
 }
 
+const char *pod_app_health_shown(int status_fd, const char *name, bool pod_running, const PodAppExit *e) {
+        PodAppHealthRecord h;
+        bool have = pod_app_health_read_at(status_fd, name, &h) >= 0;
+        /* The last check's word is of a run that has ended: an exit
+         * recorded after that run began, or a pod that runs no more. A
+         * restart begins a new run (pod-helper restarting). */
+        if (!pod_running || (e && e->exited && (!have || e->exited_usec >= h.run_usec)))
+                return POD_APP_HEALTH_EXITED;
+        return pod_app_health_to_string(have ? h.state : POD_APP_HEALTH_STARTING);
+}
+
 /* Statuses are only read for apps of the manifest: the names come from a
  * validated manifest, never from the directory. */
 static int read_app_exits(Pod *p, PodInfo *info) {
@@ -248,10 +261,8 @@ static int read_app_exits(Pod *p, PodInfo *info) {
                              r == -EBADMSG ? "not a record of restarts" : strerror(-r));
                 /* An app with a health check is starting until a check has
                  * said otherwise. */
-                PodAppHealthRecord h;
                 if (pod_app_get_annotation(&info->manifest->apps[i], APP_ANNOTATION_HEALTH_CMD))
-                        e.health = pod_app_health_to_string(pod_app_health_read_at(fd, name, &h) >= 0 ? h.state
-                                                                                                      : POD_APP_HEALTH_STARTING);
+                        e.health = pod_app_health_shown(fd, name, p->state == POD_STATE_RUNNING, &e);
                 if (!e.exited && e.restarts == 0 && !e.health)
                         continue;
                 if (!(e.name = strdup(name)))

@@ -17,7 +17,7 @@ typedef struct PodAppExit {
         uint64_t exited_usec;   /* when it was recorded */
         unsigned restarts;      /* how often systemd restarted it (its restart policy) */
         int restart_exit_status;        /* with restarts: the status it exited with before the last */
-        const char *health;     /* with a health check: "starting", "healthy", "unhealthy"; else NULL */
+        const char *health;     /* with a health check: "starting", "healthy", "unhealthy", "exited"; else NULL */
 } PodAppExit;
 
 typedef struct PodInfo {
@@ -78,6 +78,11 @@ typedef struct PodAppHealthRecord {
 } PodAppHealthRecord;
 /* -ENOENT: no check has finished yet; -EBADMSG: not such a record. */
 int pod_app_health_read_at(int status_fd, const char *name, PodAppHealthRecord *ret);
+/* What status shows of an app with a health check: its record's state
+ * (starting until a check has said), or "exited" once the run that state
+ * is of has ended (e: its exit record, may be NULL) or the pod has. */
+#define POD_APP_HEALTH_EXITED "exited"
+const char *pod_app_health_shown(int status_fd, const char *name, bool pod_running, const PodAppExit *e);
 
 /* Records on a full disk (sdpod-security(7)): each record of an app (NAME,
  * NAME.restarts, NAME.health) is made by the host when the pod starts or

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "basic/fs.h"
+#include "basic/json-util.h"
 #include "basic/relay.h"
 #include "basic/strv.h"
 #include "basic/time-util.h"
@@ -344,7 +345,10 @@ static bool pod_is_fly(const Pod *p) {
         return streq(stage1_flavor_of(p->fd, flavor), STAGE1_FLAVOR_FLY);
 }
 
-int pod_journal_show(const PodStore *ps, const Pod *p, const char *app, char **args, bool raw, Error **err) {
+/* pod_journal_show(), and with watcher, a process that it starts once
+ * journalctl runs, and ends (SIGTERM) and reaps when the copy is done. */
+static int journal_show(const PodStore *ps, const Pod *p, const char *app, char **args, bool raw,
+                        pid_t (*watcher)(void *userdata, pid_t journalctl), void *userdata, Error **err) {
         _cleanup_(journal_cmd_done) JournalCmd c = { .dirfd = -1 };
         (void) ps;
         if (pod_is_fly(p))
@@ -377,6 +381,7 @@ int pod_journal_show(const PodStore *ps, const Pod *p, const char *app, char **a
                 _exit(1);
         }
         close(pipefd[1]);
+        pid_t watching = watcher ? watcher(userdata, pid) : 0;
         /* journalctl writes to a pipe (no pager, no colours of its own);
          * the pager, when there is one, is ours, in the host's namespace,
          * and shows what the filter let through. */
@@ -393,6 +398,11 @@ int pod_journal_show(const PodStore *ps, const Pod *p, const char *app, char **a
         sigaction(SIGPIPE, &ign, &old);
         (void) printable_copy(in, out, raw); /* a reader gone (a pager quit) ends the copy */
         sigaction(SIGPIPE, &old, NULL);
+        if (watching > 0) {
+                (void) kill(watching, SIGKILL);
+                while (waitpid(watching, NULL, 0) < 0 && errno == EINTR)
+                        ;
+        }
         close(TAKE_FD(in)); /* journalctl gets EPIPE if it had more */
         if (pager_fd >= 0)
                 close(pager_fd);
@@ -403,7 +413,153 @@ int pod_journal_show(const PodStore *ps, const Pod *p, const char *app, char **a
         if (pager > 0)
                 while (waitpid(pager, NULL, 0) < 0 && errno == EINTR)
                         ;
+        /* Ended by the watcher: the pod's end is the follow's. */
+        if (watching > 0 && WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM)
+                return 0;
         return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int pod_journal_show(const PodStore *ps, const Pod *p, const char *app, char **args, bool raw, Error **err) {
+        return journal_show(ps, p, app, args, raw, NULL, NULL, err);
+}
+
+/* Ends journalctl (pid) once the pod has exited: a process of its own,
+ * which the reader ends when journalctl ended first (Ctrl-C). */
+static pid_t exit_watcher_start(void *userdata, pid_t journalctl) {
+        struct { PodStore *ps; Pod *p; } *w = userdata;
+        pid_t pid = fork();
+        if (pid != 0)
+                return pid;
+        (void) prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0);
+        uint64_t started = now_usec();
+        Error *e = NULL;
+        if (pod_wait(w->ps, w->p, 0, &e) < 0)
+                error_free(e); /* gone, or unreadable: nothing left to follow either */
+        /* The pod's last entries, and journalctl time to start on a busy
+         * machine before it is ended. */
+        uint64_t end = now_usec() + POD_JOURNAL_FOLLOW_GRACE_USEC;
+        if (end < started + POD_JOURNAL_FOLLOW_MIN_USEC)
+                end = started + POD_JOURNAL_FOLLOW_MIN_USEC;
+        uint64_t now = now_usec();
+        if (end > now)
+                usleep((useconds_t) (end - now));
+        (void) kill(journalctl, SIGTERM);
+        _exit(0);
+}
+
+int pod_journal_follow(PodStore *ps, Pod *p, const char *app, char **args, bool raw, bool until_exit, Error **err) {
+        struct { PodStore *ps; Pod *p; } w = { ps, p };
+        /* A pod that has just started has no journal yet: a follow waits
+         * for it a while, as podman's logs -f of a new container works. */
+        for (unsigned i = 0; !pod_is_fly(p) && has_arg(args, "--follow", "-f") && p->state == POD_STATE_RUNNING &&
+                             i < POD_JOURNAL_FOLLOW_WAIT_USEC / (100 * 1000); i++) {
+                int dirfd = -1;
+                char **files = NULL;
+                int r = journal_file_args(p, &dirfd, &files, NULL);
+                if (dirfd >= 0)
+                        close(dirfd);
+                strv_free(files);
+                if (r != -ENOENT)
+                        break;
+                usleep(100 * 1000);
+                if (pod_refresh(ps, p, NULL) < 0)
+                        break;
+        }
+        /* A pod that is not running (any more) has nothing to follow: its
+         * journal is shown as it is, and that is the end. */
+        Error *ignored = NULL;
+        if (until_exit && (pod_refresh(ps, p, &ignored) < 0 || p->state != POD_STATE_RUNNING)) {
+                error_free(ignored);
+                size_t n = strv_length(args), k = 0;
+                _cleanup_free_ char **rest = calloc(n + 1, sizeof(char *));
+                if (!rest)
+                        return error_sys(err, -ENOMEM, "pod %s", p->uuid);
+                for (size_t i = 0; i < n; i++)
+                        if (!streq(args[i], "--follow") && !streq(args[i], "-f"))
+                                rest[k++] = args[i];
+                return journal_show(ps, p, app, rest, raw, NULL, NULL, err);
+        }
+        return journal_show(ps, p, app, args, raw, until_exit ? exit_watcher_start : NULL, &w, err);
+}
+
+int pod_journal_cursor_of_last(const PodStore *ps, const Pod *p, const char *app, char **args, uint64_t lines,
+                               char **ret, Error **err) {
+        char n[32];
+        snprintf(n, sizeof(n), "--lines=%llu", (unsigned long long) lines);
+        size_t k = strv_length(args);
+        _cleanup_free_ char **a = calloc(k + 6, sizeof(char *));
+        if (!a)
+                return error_sys(err, -ENOMEM, "pod %s", p->uuid);
+        memcpy(a, args, k * sizeof(char *));
+        /* Newest first: the last line read is the oldest of the N; the
+         * output mode given last is journalctl's. */
+        a[k++] = "--reverse";
+        a[k++] = n;
+        a[k++] = "--output=json";
+        a[k++] = "--output-fields=__CURSOR";
+        a[k++] = "--no-pager";
+        int pipefd[2];
+        if (pipe2(pipefd, O_CLOEXEC) < 0)
+                return error_sys(err, -errno, "pod %s: pipe", p->uuid);
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0) {
+                int r = -errno;
+                close(pipefd[0]);
+                close(pipefd[1]);
+                return error_sys(err, r, "pod %s: cannot fork journalctl", p->uuid);
+        }
+        if (pid == 0) {
+                int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+                if (dup2(pipefd[1], STDOUT_FILENO) < 0 || null < 0 || dup2(null, STDERR_FILENO) < 0)
+                        _exit(127);
+                pod_journal_exec(ps, p, app, a, NULL);
+                _exit(127);
+        }
+        close(pipefd[1]);
+        /* Only the last line is kept: the pod decides how many there are,
+         * and a line longer than the buffer (the pod's fields are not in
+         * it, only the cursor and times) is none of journalctl's. */
+        char line[4096], buf[4096];
+        size_t len = 0;
+        bool have = false, overlong = false, last_overlong = false;
+        char last[sizeof(line)];
+        ssize_t got;
+        while ((got = read(pipefd[0], buf, sizeof(buf))) != 0) {
+                if (got < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        break;
+                }
+                for (ssize_t i = 0; i < got; i++) {
+                        if (buf[i] != '\n') {
+                                if (len < sizeof(line) - 1)
+                                        line[len++] = buf[i];
+                                else
+                                        overlong = true;
+                                continue;
+                        }
+                        line[len] = 0;
+                        memcpy(last, line, len + 1);
+                        have = true;
+                        last_overlong = overlong;
+                        len = 0;
+                        overlong = false;
+                }
+        }
+        close(pipefd[0]);
+        int st;
+        while (waitpid(pid, &st, 0) < 0)
+                if (errno != EINTR)
+                        return error_sys(err, -errno, "pod %s: journalctl", p->uuid);
+        *ret = NULL;
+        if (!have)
+                return 0;
+        _cleanup_json_ struct json_object *o = last_overlong ? NULL : json_tokener_parse(last);
+        const char *cursor = o ? json_object_get_string(json_object_object_get(o, "__CURSOR")) : NULL;
+        if (!cursor || !*cursor || strlen(cursor) > 1024 || strcspn(cursor, " \t\n\r") != strlen(cursor))
+                return error_set(err, -EBADMSG, "pod %s: journalctl gave no cursor for --lines", p->uuid);
+        return (*ret = strdup(cursor)) ? 0 : error_sys(err, -ENOMEM, "pod %s", p->uuid);
 }
 
 /* Midnight (local time) of the day of t, days_back days before. */

@@ -27,6 +27,27 @@ int pod_journal_exec(const PodStore *ps, const Pod *p, const char *app, char **a
  * set when it could not be started. */
 int pod_journal_show(const PodStore *ps, const Pod *p, const char *app, char **args, bool raw, Error **err);
 
+/* The same for sdpod journal --follow, which journalctl follows for ever:
+ * with until_exit, journalctl is ended once the pod has exited (at once
+ * for a pod that is not running) and POD_JOURNAL_FOLLOW_GRACE_USEC has
+ * passed for its last entries to show, as podman's logs -f ends. A
+ * follow (args have --follow) of a running pod that has no journal yet
+ * waits for it, POD_JOURNAL_FOLLOW_WAIT_USEC at most. */
+#define POD_JOURNAL_FOLLOW_GRACE_USEC (500 * 1000ULL)
+/* ... and not before it has run this long (its start, on a busy machine). */
+#define POD_JOURNAL_FOLLOW_MIN_USEC (2 * 1000 * 1000ULL)
+/* How long a follow of a running pod waits for its first journal file. */
+#define POD_JOURNAL_FOLLOW_WAIT_USEC (20 * 1000 * 1000ULL)
+int pod_journal_follow(PodStore *ps, Pod *p, const char *app, char **args, bool raw, bool until_exit, Error **err);
+
+/* The cursor of the oldest of the last lines entries that journalctl shows
+ * with args (its filters, --since): for --since=TIME --lines=N, which
+ * journalctl 252 takes as the first N from TIME, where sdpod(1) promises
+ * the last N: journalctl is then given --cursor=CURSOR instead. *ret is
+ * NULL when there is no such entry. */
+int pod_journal_cursor_of_last(const PodStore *ps, const Pod *p, const char *app, char **args, uint64_t lines,
+                               char **ret, Error **err);
+
 /* The time of sdpod journal --since=TIME, in realtime usec, now being now_usec:
  * "2026-11-25 10:00[:00]" or "2026-11-25" (local time, as journalctl reads
  * it), RFC 3339 in UTC ("2026-11-25T10:00:00Z"), "today", "yesterday",

@@ -229,6 +229,60 @@ static int resolve_image(ImageStore *is, const AppArgs *a, Image **ret, Error **
         return 0;
 }
 
+/* The group of an app whose user is given (by --user or the image's User)
+ * and whose group is not: the user's primary group in the image's own
+ * /etc/passwd, as the OCI image spec and podman take it ("User: redis"
+ * runs as redis's group, not 0). Looked up in the image's tree, as the app
+ * will see it (rootfs-lookup.h: bounded, never out of the tree). Nothing
+ * (*ret empty) when the user has no entry: the generator's check says
+ * what is wrong with such a user, and a number without one runs as group 0. */
+static int default_group(ImageStore *is, const AppArgs *a, const Image *im, const char *user, char ret[static 16],
+                         Error **err) {
+        ret[0] = 0;
+        if (!a->rootfs && !image_store_has_tree(is, im->id)) {
+                /* image gc may have removed it: the record renders it */
+                int r = tree_render(is, im, -1, NULL, NULL, err);
+                if (r < 0)
+                        return error_prefix(err, "image %s", a->image);
+        }
+        _cleanup_free_ char *rootfs = a->rootfs ? strdup(a->rootfs) : image_tree_rootfs_path(is->root, im->id);
+        _cleanup_close_ int fd = rootfs ? open(rootfs, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+        if (fd < 0)
+                return error_sys(err, rootfs ? -errno : -ENOMEM, "image %s: %s", a->image ? a->image : a->rootfs,
+                                 strempty(rootfs));
+        _cleanup_(rootfs_user_done) RootfsUser u = {};
+        Error *e = NULL;
+        if (rootfs_lookup_user(fd, user, &u, &e) < 0) {
+                error_free(e);
+                return 0;
+        }
+        if (u.found)
+                snprintf(ret, 16, "%u", (unsigned) u.gid);
+        return 0;
+}
+
+/* Whether name is a registry's reference ("localhost:5000/redis:7",
+ * "docker.io/library/nginx"): its first component names a host. */
+static bool names_registry(const char *name) {
+        size_t n = strcspn(name, "/");
+        return name[n] == '/' && (memchr(name, '.', n) || memchr(name, ':', n) || (n == 9 && !strncmp(name, "localhost", 9)));
+}
+
+/* The image's name the pod shows (sdpod list, status): the one IMAGE gave
+ * when it is one of the image's ("redis", taken as redis:latest), else one
+ * of a local name (pull --name, import --name) before a registry's
+ * reference, else the first. */
+static const char *shown_image_name(const Image *im, const char *given) {
+        size_t g = given ? strlen(given) : 0;
+        for (char **n = im->names; g && n && *n; n++)
+                if (strncmp(*n, given, g) == 0 && ((*n)[g] == 0 || streq(*n + g, ":latest")))
+                        return *n;
+        for (char **n = im->names; n && *n; n++)
+                if (!names_registry(*n))
+                        return *n;
+        return im->names && im->names[0] ? im->names[0] : NULL;
+}
+
 static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, const char *created, bool userns, bool can_add_volumes,
                    Error **err) {
         _cleanup_image_ Image *im = NULL;
@@ -236,7 +290,7 @@ static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, const char 
         if (r < 0)
                 return r;
 
-        const char *image_name = im->names && im->names[0] ? im->names[0] : NULL;
+        const char *image_name = a->rootfs ? im->names[0] : shown_image_name(im, a->image);
         _cleanup_free_ char *name = NULL;
         if (a->name) {
                 if (!pod_app_name_is_valid(a->name))
@@ -303,13 +357,20 @@ static int add_app(PodManifest *m, ImageStore *is, const AppArgs *a, const char 
                 mounts[i] = (PodMount) { .volume = a->mounts[i].volume, .path = a->mounts[i].target };
         for (size_t i = 0; i < n_devices; i++)
                 mounts[a->n_mounts + i] = (PodMount) { .volume = device_volumes[i], .path = device_paths[i] };
+        const char *user = a->user ? a->user : im->app.user, *group = a->group ? a->group : im->app.group;
+        char primary[16];
+        if (user && !group) {
+                if ((r = default_group(is, a, im, user, primary, err)) < 0)
+                        return r;
+                group = *primary ? primary : NULL;
+        }
         PodAppSpec spec = {
                 .name = app_name,
                 .image_name = image_name,
                 .image_id = im->id,
                 .exec = exec,
-                .user = a->user ? a->user : im->app.user,
-                .group = a->group ? a->group : im->app.group,
+                .user = user,
+                .group = group,
                 .working_directory = a->working_dir ? a->working_dir : im->app.working_dir,
                 .environment = env,
                 .mounts = mounts,

@@ -480,7 +480,10 @@ static void write_app_unit_section(FILE *f, const PodApp *app, const AppLifecycl
          * which may take as long as that app's checks. */
         if (!waits)
                 fputs("Before=default.target\n", f);
-        if (l && l->restart != APP_RESTART_NO)
+        /* Also for the restarts of --health-on-failure=restart, which
+         * systemd does not count (a restart job, not its Restart=): counted
+         * and backed off there as well. */
+        if (l && (l->restart != APP_RESTART_NO || (l->health_cmd && l->health_on_failure == APP_HEALTH_RESTART)))
                 fprintf(f, "Wants=" APP_RESTARTING_UNIT_FORMAT "\nAfter=" APP_RESTARTING_UNIT_FORMAT "\n", app->name,
                         app->name);
         /* Each bound to the app (BindsTo=, After=): started with it,
@@ -985,7 +988,9 @@ int health_unit_render(const AppUnit *u, char **ret) {
         /* A check that hangs has failed once its interval is over. */
         fprintf(f, "TimeoutStartSec=%" PRIu64 "us\n", u->lifecycle.health_interval_usec);
         write_command(f, "ExecStart=", u->health.path, u->health.argv, &r);
-        fprintf(f, "SyslogIdentifier=%s\n", name);
+        /* The check's output is the check's, not the app's: NAME.health
+         * ("." is in no app name). */
+        fprintf(f, "SyslogIdentifier=%s" APP_HEALTH_IDENTIFIER_SUFFIX "\n", name);
         write_app_confinement(f, u, false);
         return text_finish(f, &buf, r, ret);
 }

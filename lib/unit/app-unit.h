@@ -74,6 +74,8 @@ typedef enum AppExecMode {
  * RestartSteps=): the stage1's app-restarting@NAME.service, which each
  * start of the app pulls in, runs pod-helper restarting. */
 #define APP_RESTARTING_UNIT_FORMAT "app-restarting@%s.service"
+/* The SyslogIdentifier= of an app's health check: NAME.health. */
+#define APP_HEALTH_IDENTIFIER_SUFFIX ".health"
 /* The file watchdog of an app (--watchdog-file): the stage1's template,
  * pod-helper watchdog, bound to the app. */
 #define APP_WATCHDOG_UNIT_FORMAT "app-watchdog@%s.service"

@@ -235,7 +235,7 @@ expect() {
 # sdpod: commands, global options, options of each command.
 # ---------------------------------------------------------------------------
 
-expect 'sdpod ' image login logout prepare run run-prepared stop enter list status cat-manifest journal stats rm gc volume
+expect 'sdpod ' image login logout prepare run run-prepared stop enter list ps status cat-manifest journal logs stats rm gc volume
 expect 'sdpod r' run run-prepared rm
 expect 'sdpod -' --dir= --debug --help --version
 expect 'sdpod --debug ru' run run-prepared
@@ -254,15 +254,16 @@ expect 'sdpod prepare --' --help --name= --volume= --private-users= --pod-stop-t
 expect 'sdpod prepare --wo' --working-dir=
 expect 'sdpod prepare --w' --wait-healthy= --watchdog= --watchdog-file= --working-dir=
 expect 'sdpod prepare --private-users=' yes no
-expect 'sdpod run --' --detach --uuid-file= --replace --tty --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --stage1= --mutable --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
+expect 'sdpod run --' --detach --rm --uuid-file= --replace --tty --interactive --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --stage1= --mutable --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
 	--app= --exec= --set-env= --user= --group= \
 	--working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" "${pull_options[@]}"
 expect 'sdpod run --d' --detach --device= --dns= --dns-search= --dns-option=
 # run's own options only come first
 expect 'sdpod run --detach --d' --detach --device= --dns= --dns-search= --dns-option=
-expect 'sdpod run --name=x --d' --device= --dns= --dns-search= --dns-option=
-expect 'sdpod run --replace --r' --read-only --registries-d= --replace --requires= --restart=
-expect 'sdpod run --name=x --r' --read-only --registries-d= --requires= --restart=
+# run's own options anywhere before the first image, as podman's
+expect 'sdpod run --name=x --d' --detach --device= --dns= --dns-search= --dns-option=
+expect 'sdpod run --replace --r' --rm --read-only --registries-d= --replace --requires= --restart=
+expect 'sdpod run --name=x --r' --rm --read-only --registries-d= --replace --requires= --restart=
 expect 'sdpod run busybox:1.36 --d' --device= --dns= --dns-search= --dns-option=
 expect 'sdpod run busybox:1.36 --read-only --cap-drop=SYS_' SYS_CHROOT SYS_ADMIN SYS_PTRACE SYS_NICE SYS_RESOURCE SYS_TIME
 expect 'sdpod prepare busybox:1.36 --read-only=' yes no
@@ -270,7 +271,9 @@ expect 'sdpod stop --' --help --force --timeout=
 expect 'sdpod status --' --help --format= --wait --wait=
 expect 'sdpod status --format ' table json
 expect 'sdpod gc --' --help --grace-period= --expire-prepared= --mark-only
-expect 'sdpod journal --' --help --app= --since= --lines= --follow --raw
+expect 'sdpod journal --' --help --app= --since= --lines= --follow --follow= --raw
+expect 'sdpod journal --follow=' always
+expect 'sdpod logs --' --help --app= --since= --tail= --follow --timestamps
 expect 'sdpod stats --' --help --format= --no-legend --interval=
 expect 'sdpod enter --' --help --app= --tty --interactive
 expect 'sdpod no-such-command '
