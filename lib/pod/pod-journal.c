@@ -555,7 +555,12 @@ int pod_journal_cursor_of_last(const PodStore *ps, const Pod *p, const char *app
         *ret = NULL;
         if (!have)
                 return 0;
-        _cleanup_json_ struct json_object *o = last_overlong ? NULL : json_tokener_parse(last);
+        /* journalctl's JSON, whose fields the pod wrote: parsed strictly,
+         * as everything (json-util.h). */
+        _cleanup_json_ struct json_object *o = NULL;
+        Error *ignored = NULL;
+        if (!last_overlong && json_parse(last, strlen(last), "journalctl's last entry", &o, &ignored) < 0)
+                error_free(ignored);
         const char *cursor = o ? json_object_get_string(json_object_object_get(o, "__CURSOR")) : NULL;
         if (!cursor || !*cursor || strlen(cursor) > 1024 || strcspn(cursor, " \t\n\r") != strlen(cursor))
                 return error_set(err, -EBADMSG, "pod %s: journalctl gave no cursor for --lines", p->uuid);
