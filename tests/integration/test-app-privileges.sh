@@ -15,7 +15,7 @@ require_tool "${CC:-cc}" gcc
 
 # A sandbox left by a failed check: stopped and removed.
 cleanup_sandbox() { [ -z "${U:-}" ] || { sd stop "$U"; sd rm "$U"; } >/dev/null 2>&1; bg_pods_cleanup; }
-trap '_rc=$?; cleanup_sandbox; (exit "$_rc"); _lib_on_exit' EXIT
+trap '_rc=$?; set +e; trap - ERR; cleanup_sandbox; (exit "$_rc"); _lib_on_exit' EXIT
 leak_begin
 
 P="$T/probe"
@@ -65,5 +65,6 @@ pa exec "$U" --app=may -- /bin/sh -c "$SHOW" >"$T/exec.out" 2>&1 || true
 check_may "podapp exec:" "$(cat "$T/exec.out")"
 assert_exit 0 sd stop "$U"
 assert_exit 0 sd rm "$U"
+U=
 
 leak_check
