@@ -77,13 +77,13 @@ app_pid() {
 # nodes of both scratch disks and of /dev/null, then lets the probe go.
 plant() {
 	local pid
-	wait_until 60 app_pid "$1" || die "$2: the probe of pod $1 did not start"
+	wait_until 120 app_pid "$1" || die "$2: the probe of pod $1 did not start"
 	pid=$(app_pid "$1")
 	nsenter -t "$pid" -m /bin/sh -c "mkdir -p /tmp/dev && mount -t tmpfs -o mode=0755 planted /tmp/dev &&
 		mknod -m 0666 /tmp/dev/disk b $MAJ $MIN && mknod -m 0666 /tmp/dev/disk2 b $MAJ2 $MIN2 &&
 		mknod -m 0666 /tmp/dev/null c 1 3" || die "$2: cannot plant the nodes"
 	touch "$OUTDIR/go.$2"
-	wait_until 60 test -s "$OUTDIR/$2.done" || die "$2: the probe did not finish: $(cat "$OUTDIR/$2" 2>&1)"
+	wait_until 120 test -s "$OUTDIR/$2.done" || die "$2: the probe did not finish: $(cat "$OUTDIR/$2" 2>&1)"
 	sed "s/^/# $2: /" "$OUTDIR/$2"
 }
 
@@ -112,7 +112,7 @@ for who in 1000 0; do
 	uuid=$(sd prepare "${VOL[@]}" busybox "$OUTMNT" --user="$who" --exec=/bin/sh -- -c "N=$n; $ATTACK; exec sleep 600")
 	unit=pod@$uuid.service
 	UNITS+=("$unit")
-	assert_exit 0 systemctl start "$unit"
+	systemctl start "$unit" || die "$n: $unit did not start: $(systemctl status --no-pager "$unit" 2>&1 | tail -n 20)"
 	assert_eq "$n: the pod's unit has the closed device policy" closed "$(unit_prop "$unit" DevicePolicy)"
 	plant "$uuid" "$n"
 	check_rule "$n"
@@ -133,10 +133,11 @@ systemd-run --scope --quiet "$SDPOD" run --uuid-file="$T/uuid.$n" --private-user
 	--exec=/bin/sh -- -c "N=$n; $ATTACK; { $MK; } >>/out/$n 2>&1; echo done >/out/$n.mk" >"$T/run.$n" 2>&1 &
 RUN=$!
 plant "$(cat "$T/uuid.$n")" "$n"
-wait_until 30 test -s "$OUTDIR/$n.mk" || fail "$n: mknod probe finished"
+wait_until 120 test -s "$OUTDIR/$n.mk" || fail "$n: mknod probe finished"
 sed "s/^/# $n: /" "$OUTDIR/$n"
-wait "$RUN"
-assert_eq "$n: sdpod run exits 0" 0 "$?"
+rc=0
+wait "$RUN" || rc=$?
+assert_eq "$n: sdpod run exits 0" 0 "$rc"
 check_rule "$n"
 assert_eq "$n: mknod of a host disk in the pod's /dev is refused" refused "$(result "$n" mknod-disk)"
 assert_contains "$n: with EPERM (the rule's m access)" "$(cat "$OUTDIR/$n.mknod" 2>&1)" "Operation not permitted"
@@ -151,10 +152,10 @@ uuid=$(sd prepare --private-users=no "${VOL[@]}" busybox "$OUTMNT" --device="$LO
 	--exec=/bin/sh -- -c "N=$n; $ATTACK; { try $LOOP granted; } >>/out/$n 2>&1; echo done >/out/$n.granted; exec sleep 600")
 unit=pod@$uuid.service
 UNITS+=("$unit")
-assert_exit 0 systemctl start "$unit"
+systemctl start "$unit" || die "$n: $unit did not start: $(systemctl status --no-pager "$unit" 2>&1 | tail -n 20)"
 assert_contains "$n: the pod's unit allows the device" "$(unit_prop "$unit" DeviceAllow)" "/dev/block/$MAJ:$MIN rw"
 plant "$uuid" "$n"
-wait_until 30 test -s "$OUTDIR/$n.granted" || fail "$n: the granted node was tried"
+wait_until 120 test -s "$OUTDIR/$n.granted" || fail "$n: the granted node was tried"
 sed "s/^/# $n: /" "$OUTDIR/$n"
 assert_eq "$n: the granted node opens" opened "$(result "$n" granted)"
 assert_eq "$n: a planted node of the same device opens too (same numbers)" opened "$(result "$n" disk)"
