@@ -132,6 +132,7 @@ MK='mknod /dev/mk-disk b '"$MAJ $MIN"' 2>>/out/$N.mknod && echo mknod-disk=made 
 systemd-run --scope --quiet "$SDPOD" run --uuid-file="$T/uuid.$n" --private-users=no "${VOL[@]}" busybox "$OUTMNT" --user=0 --cap-add=MKNOD \
 	--exec=/bin/sh -- -c "N=$n; $ATTACK; { $MK; } >>/out/$n 2>&1; echo done >/out/$n.mk" >"$T/run.$n" 2>&1 &
 RUN=$!
+wait_until 120 test -s "$T/uuid.$n" || die "$n: the pod did not start: $(cat "$T/run.$n")"
 plant "$(cat "$T/uuid.$n")" "$n"
 wait_until 120 test -s "$OUTDIR/$n.mk" || fail "$n: mknod probe finished"
 sed "s/^/# $n: /" "$OUTDIR/$n"
