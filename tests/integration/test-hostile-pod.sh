@@ -94,7 +94,11 @@ echo "# the default confinement: the common container default"
 # EPERM (the filter's answer, or a missing capability's).
 ATTEMPTS="io_uring userfaultfd keyring packet unshare_user unshare_mount mount bpf perf module clock reboot syslog open_by_handle kexec"
 # The i386 ABI of an x86-64 kernel: a way past a filter for the native one.
-[ "$(uname -m)" != x86_64 ] || ATTEMPTS="$ATTEMPTS compat_abi"
+# Where the kernel has it: one without IA32 emulation kills the caller of
+# int 0x80 with SIGSEGV before any filter sees the call, on the host as in
+# a pod, so there is nothing to refuse (the probe says so on the host).
+[ "$(uname -m)" != x86_64 ] || [ "$("$HOSTILE_PROBE" | grep -o 'compat_abi=[^ ]*')" = compat_abi=killed-by-signal-11 ] ||
+	ATTEMPTS="$ATTEMPTS compat_abi"
 for who in app 0; do
 	assert_exit 0 sd run busybox --user="$who" --exec=/bin/sh -- -c \
 		'hostile-probe; grep -E "^(CapBnd|NoNewPrivs|Seccomp):" /proc/self/status'

@@ -168,6 +168,7 @@ started=[0-9T:.-]+Z
 exited=[0-9T:.-]+Z
 private-users=$BASE:65536
 net=default
+stage1=nspawn
 app-busybox=143
 app-builder=143\$" "$OUT"
 example sdpod.1 "sdpod status --format=json 5f2c | jq -c '.apps[] | [.name, .exit_status]'" 5f2c "$(prefix "$WEB")"
@@ -313,6 +314,16 @@ echo "# podapp(1)"
 # ---------------------------------------------------------------------------
 # The page's image is "busybox".
 assert_exit 0 sd image import --name=busybox ./busybox-oci
+# A pod of sdpod run --mutable takes a sidecar.
+example podapp.1 'uuid=$(sdpod run --detach --mutable busybox --app=web --exec=/bin/httpd -- -f -p 8080)'
+assert_eq "a mutable pod of sdpod run runs its app" running "$(pa status "$uuid" --app=web --format=json | jq -r .state)"
+example podapp.1 'podapp add $uuid --app=debug busybox --exec=/bin/sleep -- 3600'
+example podapp.1 'podapp start $uuid --app=debug'
+assert_eq "and a sidecar added to it" running "$(pa status "$uuid" --app=debug --format=json | jq -r .state)"
+example podapp.1 'podapp stop $uuid --app=debug; podapp rm $uuid --app=debug'
+assert_eq "which goes again" web "$(pa list "$uuid" --format=json | jq -r '.[].name')"
+assert_exit 0 sd stop "$uuid"
+assert_exit 0 sd rm "$uuid"
 example podapp.1 'uuid=$(podapp sandbox)'
 assert_match "sandbox prints the UUID" "^$UUID_RE\$" "$uuid"
 example podapp.1 "podapp add \"\$uuid\" --app=app1 busybox --exec=/bin/sh -- -c 'echo migrating; sleep 2'"
