@@ -148,6 +148,37 @@ static int cg_write(int dir, const char *name, const char *s) {
         return n < 0 ? -errno : (size_t) n != strlen(s) ? -EIO : 0;
 }
 
+int pod_unit_leave_root(int *ret_procs_fd, Error **err) {
+        *ret_procs_fd = -1;
+        if (!is_fs(CGROUP_ROOT, CGROUP2_SUPER_MAGIC))
+                return 0; /* v1 controllers: nothing to pass down */
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/cgroup", "re");
+        if (!f)
+                return error_sys(err, -errno, "/proc/self/cgroup");
+        char line[PATH_MAX], path[sizeof(CGROUP_ROOT) + PATH_MAX] = "";
+        while (fgets(line, sizeof(line), f))
+                if (startswith(line, "0::/")) {
+                        line[strcspn(line, "\n")] = 0;
+                        snprintf(path, sizeof(path), CGROUP_ROOT "%s", line + 3);
+                        break;
+                }
+        if (!*path)
+                return error_set(err, -ENOENT, "/proc/self/cgroup names no cgroup2 cgroup");
+        _cleanup_close_ int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dir < 0)
+                return error_sys(err, -errno, "the unit's cgroup %s", path);
+        if (mkdirat(dir, POD_UNIT_HOST_CGROUP, 0755) < 0 && errno != EEXIST)
+                return error_sys(err, -errno, "cannot create the cgroup %s/" POD_UNIT_HOST_CGROUP, path);
+        _cleanup_close_ int procs = openat(dir, "cgroup.procs", O_WRONLY | O_CLOEXEC);
+        if (procs < 0)
+                return error_sys(err, -errno, "%s/cgroup.procs", path);
+        int r = cg_write(dir, POD_UNIT_HOST_CGROUP "/cgroup.procs", "0");
+        if (r < 0)
+                return error_sys(err, r, "cannot move into %s/" POD_UNIT_HOST_CGROUP, path);
+        *ret_procs_fd = TAKE_FD(procs);
+        return 0;
+}
+
 /* Makes CGROUP/sdpod/UUID of hierarchy h; its fd. */
 static int cg_make(const char *h, const char *uuid, Error **err) {
         char path[PATH_MAX];

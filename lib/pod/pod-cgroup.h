@@ -51,6 +51,20 @@ int pod_cgroup_enter(const char *uuid, const PodCgroupLimits *limits, Error **er
  * device volumes, its apps' --device). Anything else: nothing to do. */
 int pod_unit_set_limits(const char *uuid, const PodCgroupLimits *limits, Error **err);
 
+/* Under pod@.service (Delegate=yes) on a cgroup v2 host: the unit's cgroup
+ * is nspawn's to divide. nspawn (--keep-unit) moves itself into a child
+ * and enables the controllers for the pod's below it, which the kernel
+ * refuses while any process stays in the unit's cgroup (a cgroup with
+ * processes gives its children no controllers): the pod would have none,
+ * and an app's MemoryMax= would fail. So the run entrypoint moves itself,
+ * and with it everything it starts (the console filter, CNI plugins), into
+ * the child POD_UNIT_HOST_CGROUP, and puts nspawn back into the unit's
+ * cgroup before it runs: *ret_procs_fd is that cgroup's cgroup.procs
+ * (pod_supervise()). Elsewhere (v1 or hybrid: the controllers are v1's, and
+ * not nspawn's to pass on) nothing is done and *ret_procs_fd is -1. */
+#define POD_UNIT_HOST_CGROUP "sdpod-host"
+int pod_unit_leave_root(int *ret_procs_fd, Error **err);
+
 /* In a scope nspawn has machined make for the pod: appends to *argv the
  * nspawn options --property=TasksMax=N and --property=DeviceAllow= for
  * each device beyond the standard ones (nspawn's scope has those). */

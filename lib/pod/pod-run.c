@@ -406,6 +406,9 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
             (!host.systemd && (r = pod_cgroup_enter(uuid, &limits, err)) < 0) ||
             (host.systemd && host.keep_unit && (r = pod_unit_set_limits(uuid, &limits, err)) < 0))
                 return error_prefix(err, "pod %s", uuid);
+        _cleanup_close_ int unit_procs_fd = -1;
+        if (host.systemd && host.keep_unit && (r = pod_unit_leave_root(&unit_procs_fd, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
         _cleanup_free_ char *machine = machine_name(m, uuid);
         _cleanup_(pod_net_done) PodNet net = {};
         _cleanup_free_ char *hostname_arg = NULL;
@@ -479,7 +482,7 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 close(console);
         }
         int status = pod_supervise(pod_fd, lock_fd, ns.netns, SYSTEMD_NSPAWN, nspawn_argv, watchdog_usec, interactive,
-                                   pod_net_attach, &ns, err);
+                                   unit_procs_fd, pod_net_attach, &ns, err);
         if (console_saved >= 0) {
                 /* Our copy of the pipe closed, the filter is done once
                  * nspawn's is too. */

@@ -178,7 +178,8 @@ static int lifeline_open(int pod_fd, Error **err) {
 }
 
 int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *program, char *const *argv,
-                  uint64_t watchdog_usec, bool foreground, PodAttachFunc attach, void *userdata, Error **err) {
+                  uint64_t watchdog_usec, bool foreground, int child_procs_fd, PodAttachFunc attach, void *userdata,
+                  Error **err) {
         _cleanup_close_ int lifeline = lifeline_open(pod_fd, err);
         if (lifeline < 0)
                 return lifeline;
@@ -211,6 +212,9 @@ int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *progra
         close(go[0]);
         _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
         int r = pidfd < 0 ? error_sys(err, -errno, "pidfd of %s", program) : pod_pid_file_write(pod_fd, pid, lock_fd, err);
+        /* Before it runs (it waits for go). */
+        if (r >= 0 && child_procs_fd >= 0 && dprintf(child_procs_fd, "%d\n", (int) pid) < 0)
+                r = error_sys(err, -errno, "cannot move %s into its cgroup", program);
         if (r < 0) {
                 kill(pid, SIGKILL);
                 close(go[1]);

@@ -70,6 +70,9 @@ typedef int (*PodAttachFunc)(void *userdata, Error **err);
  * when signal N killed it; a failed attach is its error, once the child
  * has exited. With foreground, the child is the foreground job of the
  * terminal on stdin while it runs (sdpod run -t: nspawn reads the keys),
- * and the terminal is taken back when it has exited. */
+ * and the terminal is taken back when it has exited. With child_procs_fd
+ * (a cgroup.procs, or -1), the child is moved into that cgroup before it
+ * runs (pod_unit_leave_root()). */
 int pod_supervise(int pod_fd, int lock_fd, const char *netns, const char *program, char *const *argv,
-                  uint64_t watchdog_usec, bool foreground, PodAttachFunc attach, void *userdata, Error **err);
+                  uint64_t watchdog_usec, bool foreground, int child_procs_fd, PodAttachFunc attach, void *userdata,
+                  Error **err);
