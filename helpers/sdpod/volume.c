@@ -121,7 +121,7 @@ static int volume_inspect_verb(int argc, char **argv) {
                         status = status ?: k;
                         continue;
                 }
-                (void) cli_print_json(TAKE_PTR(o));
+                (void) cli_print_json(o);
         }
         return status;
 }
