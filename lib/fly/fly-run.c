@@ -201,7 +201,9 @@ static _noreturn_ void child(const FlyChild *c) {
          * (the pod never sees its directory). */
         for (size_t i = 0; i < ELEMENTSOF(name_files); i++) {
                 char p[PATH_MAX];
-                snprintf(p, sizeof(p), "%s/%s", c->pod, name_files[i]);
+                int n = snprintf(p, sizeof(p), "%s/%s", c->pod, name_files[i]);
+                if (n < 0 || (size_t) n >= sizeof(p))
+                        child_fail(c, ENAMETOOLONG, "%s/%s", c->pod, name_files[i]);
                 name_fds[i] = exists_beneath(c->pod_fd, name_files[i]) ? open_tree_clone(AT_FDCWD, p) : -1;
                 CHECK(c, name_fds[i] == -1 && exists_beneath(c->pod_fd, name_files[i]) ? -1 : 0, "%s", p);
         }
