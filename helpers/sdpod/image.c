@@ -4,6 +4,7 @@
 
 #include "basic/digest.h"
 #include "basic/json-util.h"
+#include "basic/quantity.h"
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "cli/cli.h"

@@ -175,13 +175,6 @@ int capability_from_name(const char *name);
 /* 0 -> "CAP_CHOWN"; NULL beyond CAPABILITY_LAST. */
 const char *capability_to_name(int cap);
 
-/* A byte quantity as appc (Kubernetes) writes it: digits, an optional
- * fraction, and a suffix k M G T P E (powers of 1000) or Ki Mi Gi Ti Pi Ei
- * (powers of 1024). A fraction of a byte is rounded up. -EINVAL, -ERANGE. */
-int parse_quantity_bytes(const char *s, uint64_t *ret);
-/* CPUs: "2", "1.5" (at most 3 decimals) or millicores "500m". */
-int parse_cpu_millis(const char *s, uint64_t *ret);
-
 /* A system call name libseccomp knows on this architecture, or an @group of
  * systemd 252. */
 bool syscall_name_is_valid(const char *name);

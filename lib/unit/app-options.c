@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "basic/json-util.h"
+#include "basic/quantity.h"
 #include "basic/strv.h"
 #include "basic/warn.h"
 #include "unit/app-isolators.h"

@@ -4,6 +4,7 @@
 
 #include "basic/fs.h"
 #include "basic/json-util.h"
+#include "basic/quantity.h"
 #include "basic/strv.h"
 #include "basic/utf8.h"
 #include "tests.h"
