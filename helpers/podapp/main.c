@@ -48,6 +48,7 @@ static const char sandbox_usage[] =
         "Usage: podapp sandbox [--name=NAME] [--volume=SPEC]... [--keep-on-app-failure]\n"
         "                      [--private-users=yes|no] [--pod-stop-timeout=DURATION]\n"
         "                      [--pod-watchdog=DURATION] [--pod-pids-limit=N]\n"
+        "                      [--pod-memory=QUANTITY] [--pod-cpus=CPUS]\n"
         "                      [NETWORK OPTIONS]\n"
         "\n"
         "Prepares a mutable pod with no apps, starts it (as pod@UUID.service when\n"
@@ -69,6 +70,8 @@ static const char sandbox_usage[] =
         "                         kill the pod when its systemd has not answered\n"
         "                         for that long\n"
         "  --pod-pids-limit=N     at most N tasks in the whole pod (default 4096)\n"
+        "  --pod-memory=QUANTITY  the memory of the whole pod (\"512Mi\"; default none)\n"
+        "  --pod-cpus=CPUS        the CPU time of the whole pod (\"1.5\"; default none)\n"
         "  --stage1=nspawn|PATH   the stage1 image (sdpod-stage1(7)); the fly flavor\n"
         "                         runs one app and is refused here\n"
         "\n"
@@ -93,6 +96,8 @@ static int verb_sandbox(int argc, char **argv) {
                 { "pod-stop-timeout", required_argument, NULL, 't' },
                 { "pod-watchdog", required_argument, NULL, 't' },
                 { "pod-pids-limit", required_argument, NULL, 't' },
+                { "pod-memory", required_argument, NULL, 't' },
+                { "pod-cpus", required_argument, NULL, 't' },
                 { "stage1", required_argument, NULL, 'S' },
                 { "net", required_argument, NULL, 'N' },
                 { "port", required_argument, NULL, 'N' },

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 
 #include "basic/macro.h"
 #include "basic/quantity.h"
@@ -101,4 +103,11 @@ int parse_cpu_millis(const char *s, uint64_t *ret) {
                 return -ERANGE;
         *ret = v * 1000 + frac / 1000000;
         return 0;
+}
+
+void format_cpu_quota(uint64_t millis, char ret[static CPU_QUOTA_MAX]) {
+        if (millis % 10 == 0)
+                snprintf(ret, CPU_QUOTA_MAX, "%" PRIu64 "%%", millis / 10);
+        else
+                snprintf(ret, CPU_QUOTA_MAX, "%" PRIu64 ".%" PRIu64 "%%", millis / 10, millis % 10);
 }

@@ -13,3 +13,8 @@
 int parse_quantity_bytes(const char *s, uint64_t *ret);
 /* CPUs: "2", "1.5" (at most 3 decimals) or millicores "500m". */
 int parse_cpu_millis(const char *s, uint64_t *ret);
+
+/* Thousandths of a CPU as systemd's CPUQuota= takes them: a percentage of
+ * one CPU, to a tenth ("150%", "2.5%"). */
+#define CPU_QUOTA_MAX 32
+void format_cpu_quota(uint64_t millis, char ret[static CPU_QUOTA_MAX]);

@@ -283,6 +283,8 @@ static const struct {
         { "pod-stop-timeout", OPTION_POD },
         { "pod-watchdog", OPTION_POD },
         { "pod-pids-limit", OPTION_POD },
+        { "pod-memory", OPTION_POD },
+        { "pod-cpus", OPTION_POD },
         { "stage1", OPTION_POD },
         { "mutable", OPTION_POD },
         /* and the network options, which pod-net.h knows */
@@ -401,10 +403,20 @@ static int add_lifecycle(PodNameValue **list, size_t *n, const char *option, con
         return 0;
 }
 
+/* --pod-stop-timeout (every app's default stop timeout, the app's
+ * annotation) and the pod's own (--pod-watchdog, --pod-pids-limit,
+ * --pod-memory, --pod-cpus); NULL for any other option. */
+static const char *pod_lifecycle_annotation(const char *option) {
+        if (streq(option, "pod-stop-timeout"))
+                return APP_ANNOTATION_STOP_TIMEOUT;
+        const char *a = app_lifecycle_annotation_of_option(option);
+        return a && app_lifecycle_annotation_is_pods(a) ? a : NULL;
+}
+
 int pod_lifecycle_arg_parse(const char *option, const char *s, PodArgs *pod, Error **err) {
-        const char *annotation = streq(option, "pod-watchdog")     ? POD_ANNOTATION_WATCHDOG
-                                 : streq(option, "pod-pids-limit") ? POD_ANNOTATION_PIDS_LIMIT
-                                                                   : APP_ANNOTATION_STOP_TIMEOUT;
+        const char *annotation = pod_lifecycle_annotation(option);
+        if (!annotation)
+                return error_set(err, -EINVAL, "--%s is not an option of the pod", option);
         return add_lifecycle(&pod->lifecycle, &pod->n_lifecycle, option, annotation, s, NULL, err);
 }
 
@@ -628,7 +640,7 @@ static int apply_option(PodArgs *pod, AppArgs *app, const char *option, const ch
         OptionKind kind;
         if (option_kind(option, &kind) >= 0 && kind == OPTION_PULL)
                 return add_pull_option(pod, option, value, err);
-        if (streq(option, "pod-stop-timeout") || streq(option, "pod-watchdog") || streq(option, "pod-pids-limit"))
+        if (pod_lifecycle_annotation(option))
                 return pod_lifecycle_arg_parse(option, value, pod, err);
         const char *annotation = app_lifecycle_annotation_of_option(option);
         if (annotation)

@@ -157,8 +157,8 @@ bool pod_name_is_valid(const char *name);
 /* The value of --private-users: "yes" (the default) or "no". */
 int private_users_arg_parse(const char *s, PodArgs *pod, Error **err);
 
-/* --pod-stop-timeout and --pod-watchdog (option without "--"): a duration
- * above 0; each once. */
+/* --pod-stop-timeout, --pod-watchdog (durations above 0), --pod-pids-limit,
+ * --pod-memory and --pod-cpus (option without "--"); each once. */
 int pod_lifecycle_arg_parse(const char *option, const char *s, PodArgs *pod, Error **err);
 
 /* An environment file (--env-file): NAME=VALUE lines, blank lines and

@@ -2,6 +2,7 @@
 #include <json-c/json.h>
 
 #include "basic/json-util.h"
+#include "basic/quantity.h"
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "manifest/app-lifecycle.h"
@@ -12,6 +13,8 @@ typedef enum ValueKind {
         VALUE_RESTART,
         VALUE_COUNT,            /* 1 to 100 */
         VALUE_TASKS,            /* 1 to POD_PIDS_LIMIT_MAX */
+        VALUE_POD_MEMORY,       /* bytes, POD_MEMORY_MIN or more */
+        VALUE_POD_CPUS,         /* CPUs, POD_CPU_MILLIS_MIN to _MAX */
         VALUE_PATH,             /* absolute */
         VALUE_COMMAND,          /* a JSON array of non-empty strings */
         VALUE_HEALTH_ACTION,
@@ -37,6 +40,8 @@ static const struct {
         { "wait-healthy", APP_ANNOTATION_WAIT_HEALTHY, VALUE_APP_NAMES },
         { "pod-watchdog", POD_ANNOTATION_WATCHDOG, VALUE_DURATION },
         { "pod-pids-limit", POD_ANNOTATION_PIDS_LIMIT, VALUE_TASKS },
+        { "pod-memory", POD_ANNOTATION_MEMORY, VALUE_POD_MEMORY },
+        { "pod-cpus", POD_ANNOTATION_CPUS, VALUE_POD_CPUS },
 };
 
 static const char *const restart_names[] = { "no", "on-failure", "always" };
@@ -60,6 +65,15 @@ bool app_lifecycle_annotation_is(const char *annotation) {
         for (size_t i = 0; i < ELEMENTSOF(table); i++)
                 if (streq(table[i].annotation, annotation))
                         return true;
+        return false;
+}
+
+/* The pod's own are its --pod-* options (but --pod-stop-timeout, every
+ * app's default, which has the app's annotation). */
+bool app_lifecycle_annotation_is_pods(const char *annotation) {
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                if (streq(table[i].annotation, annotation))
+                        return startswith(table[i].option, "pod-");
         return false;
 }
 
@@ -283,6 +297,23 @@ int app_lifecycle_check(const char *annotation, const char *value, Error **err) 
                 unsigned long long n = strtoull(value, &end, 10);
                 if (!*value || *end || errno || value[0] == '-' || n < 1 || n > POD_PIDS_LIMIT_MAX)
                         return error_set(err, -EINVAL, "\"%s\" is not a number from 1 to %u", value, POD_PIDS_LIMIT_MAX);
+                return 0;
+        }
+        case VALUE_POD_MEMORY: {
+                uint64_t bytes;
+                int r = parse_quantity_bytes(value, &bytes);
+                if (r < 0)
+                        return error_set(err, -EINVAL, "\"%s\" is %s (\"512Mi\", \"2G\")", value,
+                                         r == -ERANGE ? "too large" : "not a quantity of bytes");
+                if (bytes < POD_MEMORY_MIN)
+                        return error_set(err, -EINVAL, "\"%s\" is less than a pod needs (6Mi)", value);
+                return 0;
+        }
+        case VALUE_POD_CPUS: {
+                uint64_t millis;
+                if (parse_cpu_millis(value, &millis) < 0 || millis < POD_CPU_MILLIS_MIN || millis > POD_CPU_MILLIS_MAX)
+                        return error_set(err, -EINVAL, "\"%s\" is not a number of CPUs from 0.01 to %u (\"1.5\", \"250m\")",
+                                         value, POD_CPU_MILLIS_MAX / 1000);
                 return 0;
         }
         case VALUE_PATH:

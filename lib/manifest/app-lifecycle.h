@@ -77,6 +77,9 @@ void app_lifecycle_done(AppLifecycle *l);
 const char *app_lifecycle_annotation_of_option(const char *option);
 /* Whether annotation is one of the table's. */
 bool app_lifecycle_annotation_is(const char *annotation);
+/* Whether it is the pod's alone (--pod-watchdog, --pod-pids-limit,
+ * --pod-memory, --pod-cpus), never an app's. */
+bool app_lifecycle_annotation_is_pods(const char *annotation);
 /* Checks the value of one of the table's annotations; -EINVAL with a
  * message that says what is expected. */
 int app_lifecycle_check(const char *annotation, const char *value, Error **err);

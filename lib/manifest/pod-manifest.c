@@ -623,12 +623,11 @@ static int check_lifecycle(const Checker *c, const Path *p, const PodNameValue *
                 if (!app_lifecycle_annotation_is(name))
                         continue;
                 const Path *vp = KEY(IDX(KEY(p, "annotations"), i), "value");
-                bool pods = streq(name, APP_ANNOTATION_STOP_TIMEOUT) || streq(name, POD_ANNOTATION_WATCHDOG) ||
-                            streq(name, POD_ANNOTATION_PIDS_LIMIT);
+                bool pods = streq(name, APP_ANNOTATION_STOP_TIMEOUT) || app_lifecycle_annotation_is_pods(name);
                 if (!app && !pods)
                         return bad(c, KEY(IDX(KEY(p, "annotations"), i), "name"), "%s is an app's annotation, not the pod's",
                                    name);
-                if (app && (streq(name, POD_ANNOTATION_WATCHDOG) || streq(name, POD_ANNOTATION_PIDS_LIMIT)))
+                if (app && app_lifecycle_annotation_is_pods(name))
                         return bad(c, KEY(IDX(KEY(p, "annotations"), i), "name"), "%s is the pod's annotation, not an app's",
                                    name);
                 Error *e = NULL;

@@ -56,6 +56,19 @@
 #define POD_ANNOTATION_PIDS_LIMIT "sdpod/pod-pids-limit"
 #define POD_PIDS_LIMIT_MAX 4194304
 #define POD_PIDS_LIMIT_DEFAULT 4096
+/* The pod's memory and CPU limits (--pod-memory, --pod-cpus): the whole
+ * pod's, its systemd and every app together, held from the host side
+ * (pod-cgroup.h) where the pod cannot raise them. As given: a byte
+ * quantity ("512Mi", at least POD_MEMORY_MIN) and CPUs ("1.5", "250m", at
+ * least POD_CPU_MILLIS_MIN), basic/quantity.h's forms. Not sdpod/memory:
+ * an app's limits are isolators. */
+#define POD_ANNOTATION_MEMORY "sdpod/pod-memory"
+#define POD_ANNOTATION_CPUS "sdpod/pod-cpus"
+/* podman's and docker's floor: less does not boot a pod's systemd. */
+#define POD_MEMORY_MIN (UINT64_C(6) << 20)
+/* The kernel's: a quota of 1 ms per period of 100 ms. */
+#define POD_CPU_MILLIS_MIN 10
+#define POD_CPU_MILLIS_MAX 1000000
 
 /* The devices every pod may use, and no others unless the operator gives
  * them (sdpod-security(7)): what systemd-nspawn makes in a pod's /dev and

@@ -17,6 +17,7 @@
 
 #include "basic/fs.h"
 #include "basic/strv.h"
+#include "basic/quantity.h"
 #include "basic/uuid.h"
 #include "pod/pod-cgroup.h"
 #include "unit/app-isolators.h"
@@ -78,6 +79,17 @@ int pod_cgroup_limits_from_manifest(const PodManifest *m, PodCgroupLimits *ret, 
                                          POD_ANNOTATION_PIDS_LIMIT, v, POD_PIDS_LIMIT_MAX);
                 l.pids_max = n;
         }
+        /* Checked when the manifest was read (app-lifecycle.c): a value
+         * that does not parse here is a manifest changed behind sdpod. */
+        if ((v = pod_manifest_get_annotation(m, POD_ANNOTATION_MEMORY)) &&
+            (parse_quantity_bytes(v, &l.memory_max) < 0 || l.memory_max < POD_MEMORY_MIN))
+                return error_set(err, -EINVAL, "annotation %s: \"%s\" is not a quantity of bytes of at least 6Mi",
+                                 POD_ANNOTATION_MEMORY, v);
+        if ((v = pod_manifest_get_annotation(m, POD_ANNOTATION_CPUS)) &&
+            (parse_cpu_millis(v, &l.cpu_millis) < 0 || l.cpu_millis < POD_CPU_MILLIS_MIN ||
+             l.cpu_millis > POD_CPU_MILLIS_MAX))
+                return error_set(err, -EINVAL, "annotation %s: \"%s\" is not a number of CPUs from 0.01 to %u",
+                                 POD_ANNOTATION_CPUS, v, POD_CPU_MILLIS_MAX / 1000);
         for (const PodStandardDevice *d = pod_standard_devices; d->v1_rule; d++)
                 if (strv_push(&l.devices, d->v1_rule) < 0)
                         return error_sys(err, -ENOMEM, "device rule");
@@ -123,19 +135,28 @@ static bool is_fs(const char *path, long type) {
         return statfs(path, &fs) == 0 && fs.f_type == type;
 }
 
+/* The v1 controllers enter_v1() puts a pod in, each where the host has
+ * it: the device rule, the task limit, the freezer gc kills by, the
+ * memory and CPU limits, and the accounting of CPU time and block I/O
+ * that sdpod stats reads (cpu and cpuacct are one hierarchy where they
+ * are mounted together: the same cgroup, made and removed twice). */
+static const char *const v1_controllers[] = {
+        CGROUP_ROOT "/devices", CGROUP_ROOT "/pids",    CGROUP_ROOT "/freezer", CGROUP_ROOT "/memory",
+        CGROUP_ROOT "/cpu",     CGROUP_ROOT "/cpuacct", CGROUP_ROOT "/blkio",
+};
+#define N_HIERARCHIES_MAX (2 + ELEMENTSOF(v1_controllers) + 1)
+
 /* The hierarchies a pod's process may be in: those of hierarchies() and
- * the v1 controllers enter_v1() uses. NULL-terminated in ret. */
-static void all_hierarchies(const char *ret[static 6]) {
+ * the v1 controllers. NULL-terminated in ret. */
+static void all_hierarchies(const char *ret[static N_HIERARCHIES_MAX]) {
         size_t n = 0;
         hierarchies(ret);
         while (ret[n])
                 n++;
         if (!is_fs(CGROUP_ROOT, CGROUP2_SUPER_MAGIC))
-                for (const char *const *c = (const char *const[]) { CGROUP_ROOT "/devices", CGROUP_ROOT "/pids",
-                                                                    CGROUP_ROOT "/freezer", NULL };
-                     *c; c++)
-                        if (is_fs(*c, CGROUP_SUPER_MAGIC))
-                                ret[n++] = *c;
+                for (size_t i = 0; i < ELEMENTSOF(v1_controllers); i++)
+                        if (is_fs(v1_controllers[i], CGROUP_SUPER_MAGIC))
+                                ret[n++] = v1_controllers[i];
         ret[n] = NULL;
 }
 
@@ -195,43 +216,61 @@ static int cg_move_in(int dir, const char *h, const char *uuid, Error **err) {
         return r < 0 ? error_sys(err, r, "cannot move into the cgroup %s/sdpod/%s", h, uuid) : 0;
 }
 
-/* The v1 controllers the host holds a pod by, set before anything of the
- * pod runs in them. The pod's cgroup namespace roots it at these cgroups
- * and nspawn hands it none of them: their files stay the host root's. */
-static int enter_v1(const char *uuid, const PodCgroupLimits *limits, Error **err) {
+/* The limits of v1 controller h on the pod's cgroup dir, before anything
+ * of the pod is in it. */
+static int set_v1_limits(int dir, const char *h, const char *uuid, const PodCgroupLimits *limits, Error **err) {
         char buf[32];
-        int r;
-        if (is_fs(CGROUP_ROOT "/devices", CGROUP_SUPER_MAGIC)) {
-                _cleanup_close_ int dir = cg_make(CGROUP_ROOT "/devices", uuid, err);
-                if (dir < 0)
-                        return dir;
+        int r = 0;
+        if (streq(h, CGROUP_ROOT "/devices")) {
                 /* Deny everything, then allow the list: a child of this
                  * cgroup can only narrow it. */
                 if ((r = cg_write(dir, "devices.deny", "a")) < 0)
-                        return error_sys(err, r, "cannot set the device rule of %s/devices/sdpod/%s", CGROUP_ROOT, uuid);
+                        return error_sys(err, r, "cannot set the device rule of %s/sdpod/%s", h, uuid);
                 for (char **d = limits->devices; d && *d; d++)
                         if ((r = cg_write(dir, "devices.allow", *d)) < 0)
-                                return error_sys(err, r, "cannot allow the device \"%s\" in %s/devices/sdpod/%s", *d,
-                                                 CGROUP_ROOT, uuid);
-                if ((r = cg_move_in(dir, CGROUP_ROOT "/devices", uuid, err)) < 0)
-                        return r;
-        }
-        if (is_fs(CGROUP_ROOT "/pids", CGROUP_SUPER_MAGIC)) {
-                _cleanup_close_ int dir = cg_make(CGROUP_ROOT "/pids", uuid, err);
-                if (dir < 0)
-                        return dir;
+                                return error_sys(err, r, "cannot allow the device \"%s\" in %s/sdpod/%s", *d, h, uuid);
+        } else if (streq(h, CGROUP_ROOT "/pids")) {
                 snprintf(buf, sizeof(buf), "%" PRIu64, limits->pids_max);
                 if ((r = cg_write(dir, "pids.max", buf)) < 0)
-                        return error_sys(err, r, "cannot set the task limit of %s/pids/sdpod/%s", CGROUP_ROOT, uuid);
-                if ((r = cg_move_in(dir, CGROUP_ROOT "/pids", uuid, err)) < 0)
-                        return r;
+                        return error_sys(err, r, "cannot set the task limit of %s/sdpod/%s", h, uuid);
+        } else if (streq(h, CGROUP_ROOT "/memory") && limits->memory_max > 0) {
+                /* Memory and swap together where the kernel counts swap
+                 * (memsw: at least the memory limit, set after it): a pod
+                 * does not get past its limit by being swapped out. */
+                snprintf(buf, sizeof(buf), "%" PRIu64, limits->memory_max);
+                if ((r = cg_write(dir, "memory.limit_in_bytes", buf)) < 0 ||
+                    ((r = cg_write(dir, "memory.memsw.limit_in_bytes", buf)) < 0 && r != -ENOENT))
+                        return error_sys(err, r, "cannot set the memory limit of %s/sdpod/%s", h, uuid);
+        } else if (streq(h, CGROUP_ROOT "/cpu") && limits->cpu_millis > 0) {
+                /* A thousandth of a CPU is 100 us of every 100 ms. */
+                snprintf(buf, sizeof(buf), "%" PRIu64, limits->cpu_millis * 100);
+                if ((r = cg_write(dir, "cpu.cfs_period_us", "100000")) < 0 ||
+                    (r = cg_write(dir, "cpu.cfs_quota_us", buf)) < 0)
+                        return error_sys(err, r, "cannot set the CPU limit of %s/sdpod/%s", h, uuid);
         }
-        /* Without a cgroup2 hierarchy, what gc freezes and kills by. */
-        if (is_fs(CGROUP_ROOT "/freezer", CGROUP_SUPER_MAGIC)) {
-                _cleanup_close_ int dir = cg_make(CGROUP_ROOT "/freezer", uuid, err);
+        return 0;
+}
+
+/* The v1 controllers the host holds a pod by, set before anything of the
+ * pod runs in them. The pod's cgroup namespace roots it at these cgroups
+ * and nspawn hands it none of them: their files stay the host root's. A
+ * limit in a controller the host does not have fails the pod. */
+static int enter_v1(const char *uuid, const PodCgroupLimits *limits, Error **err) {
+        int r;
+        const char *missing = limits->memory_max > 0 && !is_fs(CGROUP_ROOT "/memory", CGROUP_SUPER_MAGIC) ? "memory"
+                              : limits->cpu_millis > 0 && !is_fs(CGROUP_ROOT "/cpu", CGROUP_SUPER_MAGIC)  ? "cpu"
+                                                                                                          : NULL;
+        if (missing)
+                return error_set(err, -EOPNOTSUPP, "pod %s: this host has no %s controller for the pod's %s limit", uuid,
+                                 missing, missing);
+        for (size_t i = 0; i < ELEMENTSOF(v1_controllers); i++) {
+                const char *h = v1_controllers[i];
+                if (!is_fs(h, CGROUP_SUPER_MAGIC))
+                        continue;
+                _cleanup_close_ int dir = cg_make(h, uuid, err);
                 if (dir < 0)
                         return dir;
-                if ((r = cg_move_in(dir, CGROUP_ROOT "/freezer", uuid, err)) < 0)
+                if ((r = set_v1_limits(dir, h, uuid, limits, err)) < 0 || (r = cg_move_in(dir, h, uuid, err)) < 0)
                         return r;
         }
         return 0;
@@ -330,6 +369,37 @@ static int attach_device_program(int cgroup_fd, char *const *rules) {
         return syscall(SYS_bpf, BPF_PROG_ATTACH, &attach, sizeof(attach)) < 0 ? -errno : 0;
 }
 
+/* A cgroup v2 host: the controllers of the limits, enabled down to the
+ * pod's cgroup dir, whose limit files stay the host's (nspawn hands the
+ * pod the cgroup's directory and its cgroup.procs, cgroup.threads,
+ * cgroup.subtree_control). */
+static int set_v2_limits(int dir, const char *uuid, const PodCgroupLimits *limits, Error **err) {
+        static const struct {
+                const char *controller, *file, *option;
+        } kinds[] = {
+                { "+pids", "pids.max", "--pod-pids-limit" },
+                { "+memory", "memory.max", "--pod-memory" },
+                { "+cpu", "cpu.max", "--pod-cpus" },
+        };
+        char values[ELEMENTSOF(kinds)][48] = {};
+        snprintf(values[0], sizeof(values[0]), "%" PRIu64, limits->pids_max);
+        if (limits->memory_max > 0)
+                snprintf(values[1], sizeof(values[1]), "%" PRIu64, limits->memory_max);
+        if (limits->cpu_millis > 0)
+                snprintf(values[2], sizeof(values[2]), "%" PRIu64 " 100000", limits->cpu_millis * 100);
+        for (size_t i = 0; i < ELEMENTSOF(kinds); i++) {
+                if (!values[i][0])
+                        continue;
+                int r;
+                (void) cg_write(AT_FDCWD, CGROUP_ROOT "/cgroup.subtree_control", kinds[i].controller);
+                if ((r = cg_write(AT_FDCWD, CGROUP_ROOT "/sdpod/cgroup.subtree_control", kinds[i].controller)) < 0 ||
+                    (r = cg_write(dir, kinds[i].file, values[i])) < 0)
+                        return error_sys(err, r, "cannot set %s of %s/sdpod/%s for %s (no %s controller?)", kinds[i].file,
+                                         CGROUP_ROOT, uuid, kinds[i].option, kinds[i].controller + 1);
+        }
+        return 0;
+}
+
 int pod_cgroup_enter(const char *uuid, const PodCgroupLimits *limits, Error **err) {
         const char *h[3];
         hierarchies(h);
@@ -352,15 +422,8 @@ int pod_cgroup_enter(const char *uuid, const PodCgroupLimits *limits, Error **er
                  * the pod's cgroup, whose pids.max stays the host's (nspawn
                  * hands the pod the cgroup's directory and its
                  * cgroup.procs, cgroup.threads, cgroup.subtree_control). */
-                if (v2) {
-                        char buf[32];
-                        snprintf(buf, sizeof(buf), "%" PRIu64, limits->pids_max);
-                        (void) cg_write(AT_FDCWD, CGROUP_ROOT "/cgroup.subtree_control", "+pids");
-                        if ((r = cg_write(AT_FDCWD, CGROUP_ROOT "/sdpod/cgroup.subtree_control", "+pids")) < 0 ||
-                            (r = cg_write(dir, "pids.max", buf)) < 0)
-                                return error_sys(err, r, "cannot set the task limit of %s/sdpod/%s (no pids controller?)",
-                                                 CGROUP_ROOT, uuid);
-                }
+                if (v2 && (r = set_v2_limits(dir, uuid, limits, err)) < 0)
+                        return r;
                 if ((r = cg_move_in(dir, *i, uuid, err)) < 0)
                         return r;
         }
@@ -409,7 +472,7 @@ static bool cgroup_busy(int dir, unsigned depth) {
 }
 
 int pod_cgroup_remove_stale(void) {
-        const char *h[6];
+        const char *h[N_HIERARCHIES_MAX];
         int removed = 0;
         all_hierarchies(h);
         time_t now = time(NULL);
@@ -433,7 +496,7 @@ int pod_cgroup_remove_stale(void) {
 }
 
 int pod_cgroup_remove(const char *uuid, Error **err) {
-        const char *h[6];
+        const char *h[N_HIERARCHIES_MAX];
         all_hierarchies(h);
         for (const char **i = h; *i; i++) {
                 char path[PATH_MAX];
@@ -494,7 +557,7 @@ static bool cg2_populated(int dir) {
  * cannot make children in, list them. Only the name=systemd tree, the
  * pod's to shape, is not read (every process in it is in the others). */
 static size_t pod_cgroup_count(const char *uuid, pid_t *first) {
-        const char *h[6];
+        const char *h[N_HIERARCHIES_MAX];
         size_t n = 0;
         all_hierarchies(h);
         for (const char **i = h; *i; i++) {
@@ -536,6 +599,18 @@ int pod_scope_properties(const PodCgroupLimits *limits, char ***argv) {
         _cleanup_free_ char *tasks = NULL;
         if (asprintf(&tasks, "--property=TasksMax=%" PRIu64, limits->pids_max) < 0 || strv_push(argv, tasks) < 0)
                 return -ENOMEM;
+        if (limits->memory_max > 0) {
+                _cleanup_free_ char *p = NULL;
+                if (asprintf(&p, "--property=MemoryMax=%" PRIu64, limits->memory_max) < 0 || strv_push(argv, p) < 0)
+                        return -ENOMEM;
+        }
+        if (limits->cpu_millis > 0) {
+                char quota[CPU_QUOTA_MAX];
+                _cleanup_free_ char *p = NULL;
+                format_cpu_quota(limits->cpu_millis, quota);
+                if (asprintf(&p, "--property=CPUQuota=%s", quota) < 0 || strv_push(argv, p) < 0)
+                        return -ENOMEM;
+        }
         for (size_t i = n_standard_devices(); i < strv_length(limits->devices); i++) {
                 char path[64], access[8];
                 _cleanup_free_ char *p = NULL;
@@ -565,6 +640,11 @@ int pod_unit_set_limits(const char *uuid, const PodCgroupLimits *limits, Error *
                 r = sd_bus_message_open_container(m, 'a', "(sv)");
         if (r >= 0)
                 r = sd_bus_message_append(m, "(sv)", "TasksMax", "t", limits->pids_max);
+        if (r >= 0 && limits->memory_max > 0)
+                r = sd_bus_message_append(m, "(sv)", "MemoryMax", "t", limits->memory_max);
+        /* CPUQuota= as the bus has it: microseconds of CPU per second. */
+        if (r >= 0 && limits->cpu_millis > 0)
+                r = sd_bus_message_append(m, "(sv)", "CPUQuotaPerSecUSec", "t", limits->cpu_millis * 1000);
         /* The standard devices are the unit file's already. */
         for (size_t i = n_standard_devices(); r >= 0 && i < strv_length(limits->devices); i++) {
                 char path[64], access[8];
@@ -575,12 +655,12 @@ int pod_unit_set_limits(const char *uuid, const PodCgroupLimits *limits, Error *
                 r = sd_bus_message_close_container(m);
         sd_bus_error e = SD_BUS_ERROR_NULL;
         if (r >= 0 && (r = sd_bus_call(bus, m, 0, &e, NULL)) < 0) {
-                r = error_set(err, r, "cannot set the task limit and device rule of %s: %s", unit,
+                r = error_set(err, r, "cannot set the limits and device rule of %s: %s", unit,
                               e.message ?: strerror(-r));
                 sd_bus_error_free(&e);
                 return r;
         }
-        return r < 0 ? error_sys(err, r, "cannot set the task limit and device rule of %s", unit) : 0;
+        return r < 0 ? error_sys(err, r, "cannot set the limits and device rule of %s", unit) : 0;
 }
 
 #define MACHINE1 "org.freedesktop.machine1"

@@ -5,9 +5,11 @@
  * any: CGROUP/sdpod/UUID in each hierarchy systemd-nspawn needs (the
  * cgroup2 one, and the name=systemd one of a hybrid or legacy layout),
  * which nspawn hands to the pod (to its user namespace, when it has one),
- * and, on a v1 or hybrid host, in the devices, pids and freezer
- * controllers, which nobody hands it. They are the host's handle on the
- * pod: what it may open, how many tasks it may have, and what gc kills.
+ * and, on a v1 or hybrid host, in the devices, pids, freezer, memory,
+ * cpu, cpuacct and blkio controllers, which nobody hands it. They are the
+ * host's handle on the pod: what it may open, how many tasks, how much
+ * memory and CPU time it may have, what gc kills, and what sdpod stats
+ * reads.
  * Under a host systemd, a pod gets a scope or its service's cgroup
  * instead (the unit has the same rule and limit), and none of this is
  * used. */
@@ -22,6 +24,8 @@
  * and pids.max (a file of the parent's, never handed over). */
 typedef struct PodCgroupLimits {
         uint64_t pids_max;
+        uint64_t memory_max;    /* bytes; 0: none (--pod-memory) */
+        uint64_t cpu_millis;    /* thousandths of a CPU; 0: none (--pod-cpus) */
         /* The device rule: cgroup v1 devices.allow entries ("c 1:3 rwm",
          * "c 136:* rw"), the standard pseudo-devices, the pod's host
          * volumes that are devices and the nodes the apps' --device name;
@@ -30,7 +34,8 @@ typedef struct PodCgroupLimits {
 } PodCgroupLimits;
 
 /* The limits of the pod: POD_ANNOTATION_PIDS_LIMIT (default
- * POD_PIDS_LIMIT_DEFAULT), the standard devices, its host volumes that
+ * POD_PIDS_LIMIT_DEFAULT), POD_ANNOTATION_MEMORY and _CPUS (default none),
+ * the standard devices, its host volumes that
  * are device nodes, and, for each app's sdpod/devices entry, the host
  * node of the volume bound at its path with the entry's access (type and
  * numbers read from the host's node the operator named, never from the
@@ -38,16 +43,17 @@ typedef struct PodCgroupLimits {
 int pod_cgroup_limits_from_manifest(const PodManifest *m, PodCgroupLimits *ret, Error **err);
 void pod_cgroup_limits_done(PodCgroupLimits *l);
 
-/* Creates the pod's cgroups, sets the limits (the v1 devices and pids
- * controllers where the host has them; the device program on the cgroup2
- * cgroup, which a cgroup v2 host must take; the pids controller of a
+/* Creates the pod's cgroups, sets the limits (the v1 controllers where
+ * the host has them; the device program on the cgroup2 cgroup, which a
+ * cgroup v2 host must take; the pids, memory and cpu controllers of a
  * cgroup v2 host), and moves this process into them. */
 int pod_cgroup_enter(const char *uuid, const PodCgroupLimits *limits, Error **err);
 
 /* Under pod@.service: the pod's limits where the unit file cannot know
  * them, set on this process's unit (pod@UUID.service, and only that) as
- * runtime properties before nspawn starts: TasksMax= (--pod-pids-limit)
- * and a DeviceAllow= for each device beyond the standard ones (the pod's
+ * runtime properties before nspawn starts: TasksMax= (--pod-pids-limit),
+ * MemoryMax= (--pod-memory), CPUQuota= (--pod-cpus) and a DeviceAllow=
+ * for each device beyond the standard ones (the pod's
  * device volumes, its apps' --device). Anything else: nothing to do. */
 int pod_unit_set_limits(const char *uuid, const PodCgroupLimits *limits, Error **err);
 
@@ -66,8 +72,9 @@ int pod_unit_set_limits(const char *uuid, const PodCgroupLimits *limits, Error *
 int pod_unit_leave_root(int *ret_procs_fd, Error **err);
 
 /* In a scope nspawn has machined make for the pod: appends to *argv the
- * nspawn options --property=TasksMax=N and --property=DeviceAllow= for
- * each device beyond the standard ones (nspawn's scope has those). */
+ * nspawn options --property=TasksMax=N, MemoryMax= and CPUQuota= when the
+ * pod has them, and --property=DeviceAllow= for each device beyond the
+ * standard ones (nspawn's scope has those). */
 int pod_scope_properties(const PodCgroupLimits *limits, char ***argv);
 
 /* Kills every process of the pod's cgroups (cgroup.kill of its cgroup2

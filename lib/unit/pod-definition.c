@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "basic/quantity.h"
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "basic/utf8.h"
@@ -87,6 +88,8 @@ static const DefinitionKey definition_keys[] = {
         { SECTION_POD, "StopTimeout", KEY_OPTION, "pod-stop-timeout" },
         { SECTION_POD, "Watchdog", KEY_OPTION, "pod-watchdog" },
         { SECTION_POD, "PidsLimit", KEY_OPTION, "pod-pids-limit" },
+        { SECTION_POD, "Memory", KEY_OPTION, "pod-memory" },
+        { SECTION_POD, "CPUs", KEY_OPTION, "pod-cpus" },
         { SECTION_POD, "Stage1", KEY_OPTION, "stage1" },
         { SECTION_POD, "Mutable", KEY_OPTION, "mutable" },
         /* The pulls of the images that name a registry. */
@@ -632,13 +635,28 @@ static void render_limits(FILE *f, const PodArgs *args) {
                                 colon ? colon + 1 : "rw");
                 }
         const char *limit = NULL;
-        for (size_t i = 0; i < args->n_lifecycle; i++)
-                if (streq(args->lifecycle[i].name, POD_ANNOTATION_PIDS_LIMIT))
-                        limit = args->lifecycle[i].value;
+        uint64_t memory = 0, cpu_millis = 0;
+        for (size_t i = 0; i < args->n_lifecycle; i++) {
+                const PodNameValue *l = &args->lifecycle[i];
+                if (streq(l->name, POD_ANNOTATION_PIDS_LIMIT))
+                        limit = l->value;
+                /* Checked when parsed (app-lifecycle.c). */
+                else if (streq(l->name, POD_ANNOTATION_MEMORY))
+                        (void) parse_quantity_bytes(l->value, &memory);
+                else if (streq(l->name, POD_ANNOTATION_CPUS))
+                        (void) parse_cpu_millis(l->value, &cpu_millis);
+        }
         if (limit)
                 fprintf(f, "TasksMax=%s\n", limit);
         else
                 fprintf(f, "TasksMax=%u\n", POD_PIDS_LIMIT_DEFAULT);
+        if (memory > 0)
+                fprintf(f, "MemoryMax=%" PRIu64 "\n", memory);
+        if (cpu_millis > 0) {
+                char quota[CPU_QUOTA_MAX];
+                format_cpu_quota(cpu_millis, quota);
+                fprintf(f, "CPUQuota=%s\n", quota);
+        }
 }
 
 static int render_service(Parser *p, const char *name, const char *sdpod_path, char **run_args, const PodArgs *args,

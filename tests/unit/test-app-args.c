@@ -180,6 +180,34 @@ static void test_lifecycle(void) {
         ASSERT_EQ_INT(parse(&a, false, &msg, "--pod-stop-timeout=1s", "img", NULL), -EINVAL);
         ASSERT_CONTAINS(msg, "--pod-stop-timeout is an option of the pod");
         free(msg);
+
+        /* The pod's limits: the pod's, wherever they stand, kept as given. */
+        ASSERT_EQ_INT(parse(&a, true, &msg, "--pod-memory=512Mi", "img", "--pod-cpus=250m", NULL), 0);
+        ASSERT_EQ_INT(a.n_lifecycle, 2);
+        ASSERT_STREQ(a.lifecycle[0].name, POD_ANNOTATION_MEMORY);
+        ASSERT_STREQ(a.lifecycle[0].value, "512Mi");
+        ASSERT_STREQ(a.lifecycle[1].name, POD_ANNOTATION_CPUS);
+        ASSERT_STREQ(a.lifecycle[1].value, "250m");
+        ASSERT_EQ_INT(a.apps[0].n_lifecycle, 0);
+        pod_args_done(&a);
+        static const struct {
+                const char *arg, *message;
+        } bad[] = {
+                { "--pod-memory=5Mi", "less than a pod needs" },
+                { "--pod-memory=512m", "not a quantity" },
+                { "--pod-memory=99999999E", "too large" },
+                { "--pod-cpus=9m", "not a number of CPUs" },
+                { "--pod-cpus=1000001", "not a number of CPUs" },
+                { "--pod-cpus=-1", "not a number of CPUs" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                ASSERT_EQ_INT(parse(&a, true, &msg, bad[i].arg, "img", NULL), -EINVAL);
+                ASSERT_CONTAINS(msg, bad[i].message);
+                free(msg);
+        }
+        ASSERT_EQ_INT(parse(&a, false, &msg, "img", "--pod-memory=1Gi", NULL), -EINVAL);
+        ASSERT_CONTAINS(msg, "--pod-memory is an option of the pod");
+        free(msg);
 }
 
 static void test_durations(void) {

@@ -220,6 +220,14 @@ static void test_quantities(void) {
         ASSERT_EQ_INT(parse_cpu_millis("1.5m", &v), -EINVAL);
         ASSERT_EQ_INT(parse_cpu_millis("2k", &v), -EINVAL);
         ASSERT_EQ_INT(parse_cpu_millis("", &v), -EINVAL);
+
+        char quota[CPU_QUOTA_MAX];
+        format_cpu_quota(1500, quota);
+        ASSERT_STREQ(quota, "150%");
+        format_cpu_quota(25, quota);
+        ASSERT_STREQ(quota, "2.5%");
+        format_cpu_quota(10, quota);
+        ASSERT_STREQ(quota, "1%");
 }
 
 static void test_names(void) {

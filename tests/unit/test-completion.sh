@@ -249,12 +249,12 @@ expect 'sdpod image list --' --help --format= --no-legend
 expect 'sdpod image list --format=' table json
 expect 'sdpod image import --' --help --name= --platform= --ref= --max-entries= --max-size=
 expect 'sdpod image pull --' --help --quiet --name= --platform= --tls-verify= --cert-dir= --authfile= --creds= --signature-policy= --registries-d=
-expect 'sdpod prepare --' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --stage1= --mutable --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
+expect 'sdpod prepare --' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --pod-memory= --pod-cpus= --stage1= --mutable --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
 	--app= --exec= --set-env= --user= --group= --working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" "${pull_options[@]}"
 expect 'sdpod prepare --wo' --working-dir=
 expect 'sdpod prepare --w' --wait-healthy= --watchdog= --watchdog-file= --working-dir=
 expect 'sdpod prepare --private-users=' yes no
-expect 'sdpod run --' --detach --rm --uuid-file= --replace --tty --interactive --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --stage1= --mutable --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
+expect 'sdpod run --' --detach --rm --uuid-file= --replace --tty --interactive --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --pod-memory= --pod-cpus= --stage1= --mutable --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
 	--app= --exec= --set-env= --user= --group= \
 	--working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" "${pull_options[@]}"
 expect 'sdpod run --d' --detach --device= --dns= --dns-search= --dns-option=
@@ -308,11 +308,11 @@ expect 'sdpod prepare ' busybox:1.36 example.com/my-app:latest
 # ---------------------------------------------------------------------------
 
 # after an image, only its options, "--" and "---"
-expect 'sdpod prepare busybox:1.36 ' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --stage1= --mutable --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
+expect 'sdpod prepare busybox:1.36 ' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --pod-memory= --pod-cpus= --stage1= --mutable --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
 	--app= --exec= --set-env= --user= --group= \
 	--working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" "${pull_options[@]}" -- ---
 expect 'sdpod prepare --app=x busybox:1.36 --ex' --exec=
-expect 'sdpod prepare --app x busybox:1.36 --app y ' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --stage1= --mutable --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
+expect 'sdpod prepare --app x busybox:1.36 --app y ' --help --name= --volume= --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --pod-memory= --pod-cpus= --stage1= --mutable --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= \
 	--app= --exec= --set-env= \
 	--user= --group= --working-dir= --mount= "${app_lifecycle[@]}" "${app_confinement[@]}" "${pull_options[@]}" -- ---
 # the app's arguments are its own, but "---" starts the next app
@@ -376,7 +376,7 @@ expect "sdpod journal $EXITED -o ca" cat
 expect 'podapp ' sandbox add start stop rm list status exec
 expect 'podapp s' sandbox start stop status
 expect 'podapp -' --dir= --debug --help --version
-expect 'podapp sandbox --' --help --name= --volume= --keep-on-app-failure --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= --stage1=
+expect 'podapp sandbox --' --help --name= --volume= --keep-on-app-failure --private-users= --pod-stop-timeout= --pod-watchdog= --pod-pids-limit= --pod-memory= --pod-cpus= --net= --port= --dns= --dns-search= --dns-option= --hostname= --hosts-entry= --conntrack-limit= --stage1=
 expect 'sdpod prepare --net=' default none host ns:
 expect 'sdpod run --dns=' host
 expect 'podapp sandbox --private-users=' yes no
