@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Under a host systemd, the host holds a pod by its unit (sdpod-security(7)):
-# pod@.service has the pod's device rule and task limit; a pod in a scope
-# (sdpod run outside a service) has its --pod-pids-limit as the scope's
-# TasksMax=; and gc kills a pod whose supervisor died through machined, by
+# pod@.service has the pod's device rule and task limit, and its memory and
+# CPU limits; a pod in a scope (sdpod run outside a service) has its
+# --pod-pids-limit, --pod-memory and --pod-cpus as the scope's TasksMax=,
+# MemoryMax= and CPUQuota=; and gc kills a pod whose supervisor died through machined, by
 # the UUID nspawn registered, even when the pod forged its PID 1's
 # container_uuid= and stopped its lifeline.
 . "$(dirname "$0")/lib.sh"
@@ -21,10 +22,13 @@ assert_exit 0 systemctl stop "$unit"
 gc_all
 # What the unit file cannot know: set on the unit when the pod starts.
 [ -c /dev/net/tun ] || die "the test host has no /dev/net/tun"
-uuid=$(sd prepare --pod-pids-limit=300 --volume=tun,kind=host,source=/dev/net/tun busybox --exec=/bin/sleep -- 600)
+uuid=$(sd prepare --pod-pids-limit=300 --pod-memory=64Mi --pod-cpus=1.5 \
+	--volume=tun,kind=host,source=/dev/net/tun busybox --exec=/bin/sleep -- 600)
 unit=pod@$uuid.service
 assert_exit 0 systemctl start "$unit"
 assert_eq "--pod-pids-limit is the unit's TasksMax" 300 "$(unit_prop "$unit" TasksMax)"
+assert_eq "--pod-memory is the unit's MemoryMax" $((64 << 20)) "$(unit_prop "$unit" MemoryMax)"
+assert_eq "--pod-cpus is the unit's CPUQuota" 1.500000s "$(unit_prop "$unit" CPUQuotaPerSecUSec)"
 assert_contains "a device volume is in its DeviceAllow" "$(unit_prop "$unit" DeviceAllow)" "/dev/char/10:200 rw"
 assert_exit 0 systemctl stop "$unit"
 gc_all
@@ -32,7 +36,7 @@ gc_all
 echo "# a pod in a scope that forges its identity is killed by its machine"
 BG=
 trap '_rc=$?; set +e; [ -z "$BG" ] || kill -KILL "$BG" 2>/dev/null; (exit "$_rc"); _lib_on_exit' EXIT
-systemd-run --scope --quiet "$SDPOD" run --uuid-file="$T/uuid" --name=forger --net=host --pod-pids-limit=300 \
+systemd-run --scope --quiet "$SDPOD" run --uuid-file="$T/uuid" --name=forger --net=host --pod-pids-limit=300 --pod-memory=64Mi --pod-cpus=250m \
 	--volume=tun,kind=host,source=/dev/net/tun busybox --exec=/bin/sleep -- 600 >"$T/out" 2>&1 &
 BG=$!
 wait_until 30 machinectl status forger || die "the pod did not register: $(cat "$T/out")"
@@ -40,6 +44,8 @@ uuid=$(cat "$T/uuid")
 scope=$(machinectl show forger --property=Unit --value)
 assert_match "it runs in a scope of its own" '^machine-.*\.scope$' "$scope"
 assert_eq "its --pod-pids-limit is the scope's TasksMax" 300 "$(unit_prop "$scope" TasksMax)"
+assert_eq "its --pod-memory is the scope's MemoryMax" $((64 << 20)) "$(unit_prop "$scope" MemoryMax)"
+assert_eq "its --pod-cpus is the scope's CPUQuota" 250ms "$(unit_prop "$scope" CPUQuotaPerSecUSec)"
 assert_contains "its device volume is in the scope's DeviceAllow" "$(unit_prop "$scope" DeviceAllow)" "/dev/char/10:200 rw"
 leader=$(machinectl show forger --property=Leader --value)
 ns=$(stat -L -c %i "/proc/$leader/ns/pid")
