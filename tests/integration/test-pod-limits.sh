@@ -85,8 +85,8 @@ OUT=$(as_pod_root "$P" '
 	for f in /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/memory.max \
 		/sys/fs/cgroup/cpu/cpu.cfs_quota_us /sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us /sys/fs/cgroup/cpu.max; do
 		[ -e "$f" ] || continue
-		echo -1 >"$f" 2>/dev/null && echo "wrote $f"
-		echo max >"$f" 2>/dev/null && echo "wrote $f"
+		{ echo -1 >"$f"; } 2>/dev/null && echo "wrote $f"
+		{ echo max >"$f"; } 2>/dev/null && echo "wrote $f"
 	done
 	echo tried' 2>&1)
 assert_eq "the pod's root cannot raise them" "tried" "$OUT"
@@ -119,6 +119,8 @@ echo "# the fly flavor has them too"
 # ---------------------------------------------------------------------------
 run_bg F --stage1=fly --pod-memory=64Mi --pod-cpus=0.5 busybox --exec=/bin/sleep -- 1000
 wait_for "the fly pod runs" 20 is_running "$F"
+# Running, the app's cgroups are made a moment later (by its child).
+wait_until 20 memory_limit "$F" || true
 assert_eq "fly: the memory limit" "$MIB64" "$(memory_limit "$F" 2>/dev/null)"
 assert_eq "fly: the CPU limit" "$WANT_CPU" "$(cpu_limit "$F" 2>/dev/null)"
 kill -TERM "$F_PID"
