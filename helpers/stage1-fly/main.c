@@ -28,22 +28,7 @@ static int fail(const char *verb, Error *e) {
 
 static int run(const char *uuid) {
         Error *err = NULL;
-        const char *e = getenv("SDPOD_LOCK_FD");
-        int fd = e ? atoi(e) : -1;
-        if (fd < 3 || fcntl(fd, F_GETFD) < 0) {
-                fprintf(stderr, "run: SDPOD_LOCK_FD must name the open fd of the pod lock\n");
-                return 1;
-        }
-        unsetenv("SDPOD_LOCK_FD");
-        /* The lock is ours, never the app's. */
-        (void) fcntl(fd, F_SETFD, FD_CLOEXEC);
-        fly_run_exec(uuid, fd, &err);
-        /* A detached pod's stderr is /dev/null: the launcher reads why it
-         * did not start from here. */
-        const char *msg = err ? err->msg : strerror(ENOMEM);
-        Error *ignored = NULL;
-        if (write_file_atomic_at(AT_FDCWD, POD_RUN_ERROR_FILE, msg, strlen(msg), 0644, &ignored) < 0)
-                error_free(ignored);
+        (void) pod_run_entrypoint(uuid, fly_run_exec, &err);
         return fail("run", err);
 }
 

@@ -57,20 +57,7 @@ static int fail(Error *e) {
 
 static int run(const char *uuid) {
         Error *err = NULL;
-        const char *e = getenv("SDPOD_LOCK_FD");
-        int fd = e ? atoi(e) : -1;
-        if (fd < 3 || fcntl(fd, F_GETFD) < 0) {
-                fprintf(stderr, "run: SDPOD_LOCK_FD must name the open fd of the pod lock\n");
-                return 1;
-        }
-        unsetenv("SDPOD_LOCK_FD");
-        pod_run_exec(uuid, fd, &err);
-        /* A detached pod's stderr is /dev/null: the launcher reads why it
-         * did not start from here. */
-        const char *msg = err ? err->msg : strerror(ENOMEM);
-        Error *ignored = NULL;
-        if (write_file_atomic_at(AT_FDCWD, POD_RUN_ERROR_FILE, msg, strlen(msg), 0644, &ignored) < 0)
-                error_free(ignored);
+        (void) pod_run_entrypoint(uuid, pod_run_exec, &err);
         return fail(err);
 }
 

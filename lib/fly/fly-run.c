@@ -34,6 +34,7 @@
 #include "pod/pod-cgroup.h"
 #include "pod/pod-info.h"
 #include "pod/pod-process.h"
+#include "pod/pod-run.h"
 #include "pod/pod-userns.h"
 #include "fly/fly-seccomp.h"
 #include "unit/app-isolators.h"
@@ -356,12 +357,6 @@ static char *path_join(const char *a, const char *b) {
         return asprintf(&s, "%s/%s", a, b) < 0 ? NULL : s;
 }
 
-static char *machine_name(const PodManifest *m, const char *uuid) {
-        const char *name = pod_manifest_get_annotation(m, POD_ANNOTATION_NAME);
-        char *s = NULL;
-        return asprintf(&s, "%s%s", name ? "" : "sdpod-", name ? name : uuid) < 0 ? NULL : s;
-}
-
 /* The app's environment, as the nspawn flavor's unit gives it: its own,
  * then PATH and HOME unless it has them. */
 static int app_environment(const PodApp *app, const RootfsUser *user, char ***ret) {
@@ -412,34 +407,19 @@ static int write_map(pid_t pid, const char *file, uid_t base) {
 }
 
 int fly_run_exec(const char *uuid, int lock_fd, Error **err) {
-        char pod[PATH_MAX];
-        if (!getcwd(pod, sizeof(pod)))
-                return error_sys(err, -errno, "pod %s: cannot tell the pod directory", uuid);
-        _cleanup_close_ int host_mnt_fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
-        if (host_mnt_fd < 0)
-                return error_sys(err, -errno, "pod %s: /proc/self/ns/mnt", uuid);
-        int r = mount_namespace_unshare(err);
+        /* The lock is ours, never the app's. */
+        (void) fcntl(lock_fd, F_SETFD, FD_CLOEXEC);
+        _cleanup_(pod_run_start_done) PodRunStart start = {};
+        int r = pod_run_start(uuid, &start, err);
         if (r < 0)
+                return r;
+        if ((r = fly_manifest_check(start.manifest, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
-        _cleanup_close_ int pod_fd = open(pod, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (pod_fd < 0)
-                return error_sys(err, -errno, "pod %s: %s", uuid, pod);
-        char data_buf[PATH_MAX];
-        snprintf(data_buf, sizeof(data_buf), "%s", pod);
-        const char *data = dirname(dirname(dirname(data_buf))); /* DATA/pods/run/UUID */
-
-        _cleanup_pod_manifest_ PodManifest *m = NULL;
-        PodUserns userns;
-        if ((r = pod_manifest_read_at(pod_fd, "pod", "pod manifest", &m, err)) < 0 ||
-            (r = fly_manifest_check(m, err)) < 0 || (r = pod_userns_from_manifest(m, &userns, err)) < 0)
-                return error_prefix(err, "pod %s", uuid);
+        const char *pod = start.pod, *data = start.data, *machine = start.machine;
+        const PodManifest *m = start.manifest;
         const PodApp *app = &m->apps[0];
-        _cleanup_close_ int userns_fd = userns.enabled ? userns_fd_new(userns.base, err) : -1;
-        if (userns.enabled && userns_fd < 0)
-                return error_prefix(err, "pod %s", uuid);
-        int userns_hold = pod_userns_hold(data, uuid, &userns, err);
-        if (userns.enabled && userns_hold < 0)
-                return error_prefix(err, "pod %s", uuid);
+        const PodUserns userns = start.userns;
+        int pod_fd = start.pod_fd, host_mnt_fd = start.host_mnt_fd, userns_fd = start.userns_fd;
 
         /* The app's root at stage1/rootfs. */
         _cleanup_free_ char *root = path_join(pod, "stage1/rootfs");
@@ -492,9 +472,6 @@ int fly_run_exec(const char *uuid, int lock_fd, Error **err) {
 
         _cleanup_(pod_cgroup_limits_done) PodCgroupLimits limits = {};
         _cleanup_(pod_net_done) PodNet net = {};
-        _cleanup_free_ char *machine = machine_name(m, uuid);
-        if (!machine)
-                return error_sys(err, -ENOMEM, "pod %s", uuid);
         if ((r = pod_cgroup_limits_from_manifest(m, &limits, err)) < 0 || (r = pod_net_from_manifest(m, &net, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
         _cleanup_(pod_net_release) PodNetSetup ns = {

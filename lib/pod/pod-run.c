@@ -200,12 +200,6 @@ static int private_nspawn_propagate_dir(Error **err) {
         return 0;
 }
 
-/* Mounts made from here on live in this namespace only (mount-util.h). */
-static int enter_private_mount_namespace(Error **err) {
-        int r = mount_namespace_unshare(err);
-        return r < 0 ? r : private_nspawn_propagate_dir(err);
-}
-
 /* Binds POD/dir at stage1/rootfs/in_pod, writable or not; nodev (the pod
  * writes there) and, but for the empty volumes, which are the apps' own
  * files, nosuid (nothing of sdpod's there is a program). */
@@ -349,46 +343,79 @@ static bool console_interactive(const PodManifest *m) {
         return false;
 }
 
-static char *machine_name(const PodManifest *m, const char *uuid) {
-        const char *name = pod_manifest_get_annotation(m, POD_ANNOTATION_NAME);
-        char *s = NULL;
-        return asprintf(&s, "%s%s", name ? "" : "sdpod-", name ? name : uuid) < 0 ? NULL : s;
+int pod_run_start(const char *uuid, PodRunStart *ret, Error **err) {
+        *ret = (PodRunStart) { .host_mnt_fd = -1, .pod_fd = -1, .userns_fd = -1, .userns_hold = -1 };
+        if (!getcwd(ret->pod, sizeof(ret->pod)))
+                return error_sys(err, -errno, "pod %s: cannot tell the pod directory", uuid);
+        char buf[PATH_MAX];
+        snprintf(buf, sizeof(buf), "%s", ret->pod);
+        snprintf(ret->data, sizeof(ret->data), "%s", dirname(dirname(dirname(buf)))); /* DATA/pods/run/UUID */
+        /* The operator's mount namespace, where gc finds the pod's kept
+         * network namespace (netns.h) after we are gone. */
+        if ((ret->host_mnt_fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC)) < 0)
+                return error_sys(err, -errno, "pod %s: /proc/self/ns/mnt", uuid);
+        int r = mount_namespace_unshare(err);
+        if (r < 0)
+                return error_prefix(err, "pod %s", uuid);
+        if ((ret->pod_fd = open(ret->pod, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+                return error_sys(err, -errno, "pod %s: %s", uuid, ret->pod);
+        if ((r = pod_manifest_read_at(ret->pod_fd, "pod", "pod manifest", &ret->manifest, err)) < 0 ||
+            (r = pod_userns_from_manifest(ret->manifest, &ret->userns, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
+        if (ret->userns.enabled && (ret->userns_fd = userns_fd_new(ret->userns.base, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
+        /* The range stays the machine's while the pod runs: nspawn's own
+         * picks see it locked (pod-userns.h). */
+        ret->userns_hold = pod_userns_hold(ret->data, uuid, &ret->userns, err);
+        if (ret->userns.enabled && ret->userns_hold < 0)
+                return error_prefix(err, "pod %s", uuid);
+        const char *name = pod_manifest_get_annotation(ret->manifest, POD_ANNOTATION_NAME);
+        if (asprintf(&ret->machine, "%s%s", name ? "" : "sdpod-", name ?: uuid) < 0) {
+                ret->machine = NULL;
+                return error_sys(err, -ENOMEM, "pod %s", uuid);
+        }
+        return 0;
+}
+
+void pod_run_start_done(PodRunStart *s) {
+        closep(&s->host_mnt_fd);
+        closep(&s->pod_fd);
+        closep(&s->userns_fd);
+        closep(&s->userns_hold);
+        pod_manifest_free(s->manifest);
+        free(s->machine);
+        *s = (PodRunStart) { .host_mnt_fd = -1, .pod_fd = -1, .userns_fd = -1, .userns_hold = -1 };
+}
+
+int pod_run_entrypoint(const char *uuid, int (*run)(const char *uuid, int lock_fd, Error **err), Error **err) {
+        const char *e = getenv("SDPOD_LOCK_FD");
+        int fd = e ? atoi(e) : -1;
+        if (fd < 3 || fcntl(fd, F_GETFD) < 0)
+                return error_set(err, -EBADF, "SDPOD_LOCK_FD must name the open fd of the pod lock");
+        unsetenv("SDPOD_LOCK_FD");
+        int r = run(uuid, fd, err);
+        const char *msg = *err ? (*err)->msg : strerror(ENOMEM);
+        Error *ignored = NULL;
+        if (write_file_atomic_at(AT_FDCWD, POD_RUN_ERROR_FILE, msg, strlen(msg), 0644, &ignored) < 0)
+                error_free(ignored);
+        return r < 0 ? r : -EIO;
 }
 
 int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
-        char pod[PATH_MAX];
-        if (!getcwd(pod, sizeof(pod)))
-                return error_sys(err, -errno, "pod %s: cannot tell the pod directory", uuid);
-        /* The operator's mount namespace, where gc finds the pod's kept
-         * network namespace (netns.h) after we are gone. */
-        _cleanup_close_ int host_mnt_fd = open("/proc/self/ns/mnt", O_RDONLY | O_CLOEXEC);
-        if (host_mnt_fd < 0)
-                return error_sys(err, -errno, "pod %s: /proc/self/ns/mnt", uuid);
-        int r = enter_private_mount_namespace(err);
+        _cleanup_(pod_run_start_done) PodRunStart start = {};
+        int r = pod_run_start(uuid, &start, err);
         if (r < 0)
+                return r;
+        /* Mounts made from here on live in this namespace only
+         * (mount-util.h), nspawn's included. */
+        if ((r = private_nspawn_propagate_dir(err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
         crash_point(CRASH_RUN_MOUNT_NS);
-        _cleanup_close_ int pod_fd = open(pod, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (pod_fd < 0)
-                return error_sys(err, -errno, "pod %s: %s", uuid, pod);
-        char data[PATH_MAX];
-        snprintf(data, sizeof(data), "%s", pod);
-        _cleanup_pod_manifest_ PodManifest *m = NULL;
-        RunContext c = { .pod = pod, .data = dirname(dirname(dirname(data))), /* DATA/pods/run/UUID */
-                         .pod_fd = pod_fd, .userns_fd = -1 };
-        if ((r = pod_manifest_read_at(pod_fd, "pod", "pod manifest", &m, err)) < 0 ||
-            (r = pod_userns_from_manifest(m, &c.userns, err)) < 0)
-                return error_prefix(err, "pod %s", uuid);
-        c.manifest = m;
-        _cleanup_close_ int userns_fd = c.userns.enabled ? userns_fd_new(c.userns.base, err) : -1;
-        if (c.userns.enabled && userns_fd < 0)
-                return error_prefix(err, "pod %s", uuid);
-        c.userns_fd = userns_fd;
-        /* The range stays the machine's while the pod runs: nspawn's own
-         * picks see it locked (pod-userns.h). Open until we exit. */
-        int userns_hold = pod_userns_hold(c.data, uuid, &c.userns, err);
-        if (c.userns.enabled && userns_hold < 0)
-                return error_prefix(err, "pod %s", uuid);
+        const char *pod = start.pod, *machine = start.machine;
+        const PodManifest *m = start.manifest;
+        int pod_fd = start.pod_fd, host_mnt_fd = start.host_mnt_fd;
+        RunContext c = { .pod = pod, .data = start.data, .pod_fd = pod_fd, .manifest = m, .userns = start.userns,
+                         .userns_fd = start.userns_fd };
         if ((r = mount_pod(&c, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
         crash_point(CRASH_RUN_MOUNTED);
@@ -409,11 +436,8 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         _cleanup_close_ int unit_procs_fd = -1;
         if (host.systemd && host.keep_unit && (r = pod_unit_leave_root(&unit_procs_fd, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
-        _cleanup_free_ char *machine = machine_name(m, uuid);
         _cleanup_(pod_net_done) PodNet net = {};
         _cleanup_free_ char *hostname_arg = NULL;
-        if (!machine)
-                return error_sys(err, -ENOMEM, "pod %s", uuid);
         if ((r = pod_net_from_manifest(m, &net, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
         _cleanup_(pod_net_release) PodNetSetup ns = {

@@ -28,9 +28,12 @@
  * --boot on stage1/rootfs as its child, which inherits the pod lock
  * (lock_fd), and supervises it until the pod has exited (pod-supervise.h). */
 
+#include <limits.h>
 #include <stdbool.h>
 
 #include "basic/error.h"
+#include "manifest/pod-manifest.h"
+#include "pod/pod-userns.h"
 
 /* Where the run entrypoint leaves why a pod did not start, in the pod
  * directory, for a launcher whose child's stderr was /dev/null. */
@@ -38,6 +41,35 @@
 
 /* The working directory is the pod directory; only returns on failure. */
 int pod_run_exec(const char *uuid, int lock_fd, Error **err);
+
+/* What the run entrypoint of every flavor starts from, in this order: the
+ * pod directory (the working directory) and the data directory (DATA of
+ * DATA/pods/run/UUID); the operator's mount namespace, where gc finds the
+ * pod's kept network namespace (netns.h) after the run entrypoint is gone;
+ * then a mount namespace of its own (mount-util.h), in which the pod
+ * directory is opened; the pod's manifest, its user namespace and the
+ * hold on its range (pod_userns_hold(), open while the pod runs), and its
+ * machine name (its name, or sdpod-UUID). */
+typedef struct PodRunStart {
+        char pod[PATH_MAX];
+        char data[PATH_MAX];
+        int host_mnt_fd;
+        int pod_fd;
+        PodManifest *manifest;
+        PodUserns userns;
+        int userns_fd;          /* -1 without a user namespace */
+        int userns_hold;        /* -1 without a user namespace */
+        char *machine;
+} PodRunStart;
+int pod_run_start(const char *uuid, PodRunStart *ret, Error **err);
+void pod_run_start_done(PodRunStart *s);
+
+/* The run entrypoint of a stage1 program (sdpod-stage1(7)): run(uuid,
+ * lock_fd) with the pod lock's fd from $SDPOD_LOCK_FD (removed from the
+ * environment), which returns only on failure. Why the pod did not start
+ * is also left in POD_RUN_ERROR_FILE, for a launcher whose child's stderr
+ * was /dev/null. Returns -errno, with err set. */
+int pod_run_entrypoint(const char *uuid, int (*run)(const char *uuid, int lock_fd, Error **err), Error **err);
 
 /* How systemd-nspawn must be told to treat the host's systemd. */
 typedef struct NspawnHost {
