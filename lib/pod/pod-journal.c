@@ -262,6 +262,35 @@ static int journal_cmd_exec(const Pod *p, JournalCmd *c, Error **err) {
         return error_sys(err, -errno, "pod %s: cannot execute journalctl (apt-get install systemd)", p->uuid);
 }
 
+/* journalctl of c in a child, its output on a pipe whose read end is
+ * *ret_fd; its errors on ours, or nowhere when quiet (what journalctl
+ * says of the pod's files is unchecked text). Returns its pid. */
+static pid_t journal_cmd_start(const Pod *p, JournalCmd *c, bool quiet, int *ret_fd, Error **err) {
+        int pipefd[2];
+        if (pipe2(pipefd, O_CLOEXEC) < 0)
+                return error_sys(err, -errno, "pod %s: pipe", p->uuid);
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0) {
+                int r = -errno;
+                close(pipefd[0]);
+                close(pipefd[1]);
+                return error_sys(err, r, "pod %s: cannot fork journalctl", p->uuid);
+        }
+        if (pid == 0) {
+                int null = quiet ? open("/dev/null", O_WRONLY | O_CLOEXEC) : -1;
+                if (dup2(pipefd[1], STDOUT_FILENO) < 0 || (quiet && (null < 0 || dup2(null, STDERR_FILENO) < 0)))
+                        _exit(1);
+                Error *e = NULL;
+                journal_cmd_exec(p, c, &e);
+                fprintf(stderr, "sdpod journal: %s\n", e ? e->msg : "journalctl failed");
+                _exit(1);
+        }
+        close(pipefd[1]);
+        *ret_fd = pipefd[0];
+        return pid;
+}
+
 int pod_journal_exec(const PodStore *ps, const Pod *p, const char *app, char **args, Error **err) {
         _cleanup_(journal_cmd_done) JournalCmd c = { .dirfd = -1 };
         (void) ps;
@@ -361,31 +390,14 @@ static int journal_show(const PodStore *ps, const Pod *p, const char *app, char 
         const char *mode = output_mode(args);
         if (mode && (startswith(mode, "json") || streq(mode, "export")))
                 raw = true;
-        int pipefd[2];
-        if (pipe2(pipefd, O_CLOEXEC) < 0)
-                return error_sys(err, -errno, "pod %s: pipe", p->uuid);
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid < 0) {
-                r = -errno;
-                close(pipefd[0]);
-                close(pipefd[1]);
-                return error_sys(err, r, "pod %s: cannot fork journalctl", p->uuid);
-        }
-        if (pid == 0) {
-                Error *e = NULL;
-                if (dup2(pipefd[1], STDOUT_FILENO) < 0)
-                        _exit(1);
-                journal_cmd_exec(p, &c, &e);
-                fprintf(stderr, "sdpod journal: %s\n", e ? e->msg : "journalctl failed");
-                _exit(1);
-        }
-        close(pipefd[1]);
+        _cleanup_close_ int in = -1;
+        pid_t pid = journal_cmd_start(p, &c, false, &in, err);
+        if (pid < 0)
+                return pid;
         pid_t watching = watcher ? watcher(userdata, pid) : 0;
         /* journalctl writes to a pipe (no pager, no colours of its own);
          * the pager, when there is one, is ours, in the host's namespace,
          * and shows what the filter let through. */
-        _cleanup_close_ int in = pipefd[0];
         int out = STDOUT_FILENO, pager_fd = -1;
         pid_t pager = 0;
         const char *pc = pager_command();
@@ -498,25 +510,15 @@ int pod_journal_cursor_of_last(const PodStore *ps, const Pod *p, const char *app
         a[k++] = "--output=json";
         a[k++] = "--output-fields=__CURSOR";
         a[k++] = "--no-pager";
-        int pipefd[2];
-        if (pipe2(pipefd, O_CLOEXEC) < 0)
-                return error_sys(err, -errno, "pod %s: pipe", p->uuid);
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid < 0) {
-                int r = -errno;
-                close(pipefd[0]);
-                close(pipefd[1]);
-                return error_sys(err, r, "pod %s: cannot fork journalctl", p->uuid);
-        }
-        if (pid == 0) {
-                int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-                if (dup2(pipefd[1], STDOUT_FILENO) < 0 || null < 0 || dup2(null, STDERR_FILENO) < 0)
-                        _exit(127);
-                pod_journal_exec(ps, p, app, a, NULL);
-                _exit(127);
-        }
-        close(pipefd[1]);
+        _cleanup_(journal_cmd_done) JournalCmd c = { .dirfd = -1 };
+        _cleanup_close_ int in = -1;
+        (void) ps;
+        int r = journal_cmd_prepare(p, app, a, &c, err);
+        if (r < 0)
+                return r;
+        pid_t pid = journal_cmd_start(p, &c, true, &in, err);
+        if (pid < 0)
+                return pid;
         /* Only the last line is kept: the pod decides how many there are,
          * and a line longer than the buffer (the pod's fields are not in
          * it, only the cursor and times) is none of journalctl's. */
@@ -525,7 +527,7 @@ int pod_journal_cursor_of_last(const PodStore *ps, const Pod *p, const char *app
         bool have = false, overlong = false, last_overlong = false;
         char last[sizeof(line)];
         ssize_t got;
-        while ((got = read(pipefd[0], buf, sizeof(buf))) != 0) {
+        while ((got = read(in, buf, sizeof(buf))) != 0) {
                 if (got < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -547,7 +549,7 @@ int pod_journal_cursor_of_last(const PodStore *ps, const Pod *p, const char *app
                         overlong = false;
                 }
         }
-        close(pipefd[0]);
+        close(TAKE_FD(in));
         int st;
         while (waitpid(pid, &st, 0) < 0)
                 if (errno != EINTR)
@@ -654,33 +656,21 @@ int pod_journal_tail(const PodStore *ps, const Pod *p, const char *app, unsigned
         char n[32];
         snprintf(n, sizeof(n), "--lines=%u", lines);
         char *args[] = { n, "--output=cat", "--no-pager", "--quiet", NULL };
-        int pipefd[2];
-        if (pipe2(pipefd, O_CLOEXEC) < 0)
-                return error_sys(err, -errno, "pod %s: pipe", p->uuid);
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid < 0) {
-                int r = -errno;
-                close(pipefd[0]);
-                close(pipefd[1]);
-                return error_sys(err, r, "pod %s: cannot fork journalctl", p->uuid);
-        }
-        if (pid == 0) {
-                /* Only the lines: what journalctl has to say about the
-                 * files goes nowhere, unchecked text as it is. */
-                int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-                if (dup2(pipefd[1], STDOUT_FILENO) < 0 || null < 0 || dup2(null, STDERR_FILENO) < 0)
-                        _exit(127);
-                pod_journal_exec(ps, p, app, args, NULL);
-                _exit(127);
-        }
-        close(pipefd[1]);
+        _cleanup_(journal_cmd_done) JournalCmd c = { .dirfd = -1 };
+        _cleanup_close_ int in = -1;
+        (void) ps;
+        int r = journal_cmd_prepare(p, app, args, &c, err);
+        if (r < 0)
+                return r;
+        pid_t pid = journal_cmd_start(p, &c, true, &in, err);
+        if (pid < 0)
+                return pid;
         /* What the pod logged goes to a user's terminal: bounded, and made
          * printable (text_make_printable) once it is all read. */
         size_t max = (size_t) lines * 1024, size = 0;
         _cleanup_free_ char *text = malloc(max + 1);
         ssize_t k = 0;
-        while (text && size < max && (k = read(pipefd[0], text + size, max - size)) != 0) {
+        while (text && size < max && (k = read(in, text + size, max - size)) != 0) {
                 if (k < 0) {
                         if (errno == EINTR)
                                 continue;
@@ -690,7 +680,7 @@ int pod_journal_tail(const PodStore *ps, const Pod *p, const char *app, unsigned
         }
         if (text)
                 text_make_printable(text, size, true);
-        close(pipefd[0]); /* journalctl gets EPIPE if it had more */
+        close(TAKE_FD(in)); /* journalctl gets EPIPE if it had more */
         int st;
         while (waitpid(pid, &st, 0) < 0)
                 if (errno != EINTR)
