@@ -5,7 +5,8 @@
 # goes beyond it is killed by the kernel's OOM killer and that is seen (the
 # app's status and the pod's journal); --cpus is cpu.max and holds the app
 # to it; --pids-limit is pids.max, and a fork beyond it fails;
-# --pod-pids-limit is the pids.max of the pod's unit. sdpod stats shows
+# --pod-pids-limit, --pod-memory and --pod-cpus are the pids.max,
+# memory.max and cpu.max of the pod's unit. sdpod stats shows
 # memory, CPU, pids and block I/O of the pod and each app, with the limits.
 . "$(dirname "$0")/lib.sh"
 require_tool jq
@@ -20,7 +21,7 @@ app_cg() {
 	find "/sys/fs/cgroup$(unit_prop "$1" ControlGroup)" -maxdepth 6 -type d -name "app@$2.service" 2>/dev/null | head -n 1
 }
 
-uuid=$(sd prepare --pod-pids-limit=300 \
+uuid=$(sd prepare --pod-pids-limit=300 --pod-memory=512Mi --pod-cpus=2 \
 	busybox --app=mem --memory=64Mi --exec=/bin/sleep -- 600 --- \
 	busybox --app=busy --cpus=0.25 --exec=/bin/sh -- -c 'while :; do :; done' --- \
 	busybox --app=forks --pids-limit=20 --exec=/bin/sh -- -c \
@@ -38,6 +39,10 @@ echo "# --pod-pids-limit: the pod's unit"
 pod_cg=/sys/fs/cgroup$(unit_prop "$UNIT" ControlGroup)
 assert_eq "the unit's TasksMax" 300 "$(unit_prop "$UNIT" TasksMax)"
 assert_eq "the pod's pids.max" 300 "$(cat "$pod_cg/pids.max")"
+echo "# --pod-memory, --pod-cpus: the pod's unit"
+assert_eq "the unit's MemoryMax" 536870912 "$(unit_prop "$UNIT" MemoryMax)"
+assert_eq "the pod's memory.max" 536870912 "$(cat "$pod_cg/memory.max")"
+assert_eq "the pod's cpu.max" "200000 100000" "$(cat "$pod_cg/cpu.max")"
 for c in cpu io memory pids; do
 	assert_contains "the pod's systemd has the $c controller" "$(cat "$pod_cg/cgroup.subtree_control")" "$c"
 done
