@@ -115,8 +115,8 @@ for case in "${cases[@]}"; do
         [[ -s $log ]] && want=1
         [[ $rc -eq $want ]] || fail "the check exited $rc, not $want"
         cmp -s "$log" "$check_log" || fail "the check's log differs: $(cat "$check_log")"
-        [[ -z $(find "$tmp/$case" -maxdepth 1 -newer "$check_log" ! -name check-log) ]] ||
-                fail "the check wrote: $(find "$tmp/$case" -maxdepth 1 -newer "$check_log")"
+        [[ -z $(find "$tmp/$case" -mindepth 1 -maxdepth 1 -newer "$check_log" ! -name check-log) ]] ||
+                fail "the check wrote: $(find "$tmp/$case" -mindepth 1 -maxdepth 1 -newer "$check_log" ! -name check-log)"
         if ((have_verify)); then
                 report=$(verify "$out")
                 [[ -z $report ]] || fail "systemd-analyze verify: $report"
