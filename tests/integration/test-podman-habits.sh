@@ -210,6 +210,9 @@ assert_contains "--follow=always shows the lines and follows on" "$OUT" "line-50
 # starts, and an app of user 1000 writes to user-1000.journal, which may come
 # later.
 run_bg F -u 0 busybox --app=f --exec=/bin/sh -- -c 'echo f-start; sleep 3; echo f-end'
+# Until it runs: run_bg returns once the pod is prepared, and a pod that
+# does not run (yet) has nothing to follow (its journal is shown as it is).
+wait_app "$F" f
 t0=$(date +%s%N)
 assert_exit 0 timeout 30 "$SDPOD" --dir="$DATA" logs -f "$F" --app=f -o cat
 t1=$(date +%s%N)
