@@ -36,7 +36,7 @@ gc_all
 echo "# a pod in a scope that forges its identity is killed by its machine"
 BG=
 trap '_rc=$?; set +e; [ -z "$BG" ] || kill -KILL "$BG" 2>/dev/null; (exit "$_rc"); _lib_on_exit' EXIT
-systemd-run --scope --quiet "$SDPOD" run --uuid-file="$T/uuid" --name=forger --net=host --pod-pids-limit=300 --pod-memory=64Mi --pod-cpus=250m \
+systemd-run --scope --quiet "$SDPOD" run --uuid-file="$T/uuid" --name=forger --net=host --pod-pids-limit=300 --pod-memory=256Mi --pod-cpus=2 \
 	--volume=tun,kind=host,source=/dev/net/tun busybox --exec=/bin/sleep -- 600 >"$T/out" 2>&1 &
 BG=$!
 wait_until 30 machinectl status forger || die "the pod did not register: $(cat "$T/out")"
@@ -44,8 +44,8 @@ uuid=$(cat "$T/uuid")
 scope=$(machinectl show forger --property=Unit --value)
 assert_match "it runs in a scope of its own" '^machine-.*\.scope$' "$scope"
 assert_eq "its --pod-pids-limit is the scope's TasksMax" 300 "$(unit_prop "$scope" TasksMax)"
-assert_eq "its --pod-memory is the scope's MemoryMax" $((64 << 20)) "$(unit_prop "$scope" MemoryMax)"
-assert_eq "its --pod-cpus is the scope's CPUQuota" 250ms "$(unit_prop "$scope" CPUQuotaPerSecUSec)"
+assert_eq "its --pod-memory is the scope's MemoryMax" $((256 << 20)) "$(unit_prop "$scope" MemoryMax)"
+assert_eq "its --pod-cpus is the scope's CPUQuota" 2s "$(unit_prop "$scope" CPUQuotaPerSecUSec)"
 assert_contains "its device volume is in the scope's DeviceAllow" "$(unit_prop "$scope" DeviceAllow)" "/dev/char/10:200 rw"
 leader=$(machinectl show forger --property=Leader --value)
 ns=$(stat -L -c %i "/proc/$leader/ns/pid")
