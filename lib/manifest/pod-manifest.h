@@ -64,7 +64,7 @@
  * an app's limits are isolators. */
 #define POD_ANNOTATION_MEMORY "sdpod/pod-memory"
 #define POD_ANNOTATION_CPUS "sdpod/pod-cpus"
-/* podman's and docker's floor: less does not boot a pod's systemd. */
+/* podman's and docker's floor for a container. */
 #define POD_MEMORY_MIN (UINT64_C(6) << 20)
 /* The kernel's: a quota of 1 ms per period of 100 ms. */
 #define POD_CPU_MILLIS_MIN 10
