@@ -148,13 +148,15 @@ wait_pid "$W_PID"
 # ---------------------------------------------------------------------------
 echo "# health checks: starting, healthy, unhealthy, and what follows"
 # ---------------------------------------------------------------------------
-flapping='touch /tmp/ok; sleep 2; rm /tmp/ok; sleep 1000'
+# Healthy for 8 s, then not; a start period longer than the whole section
+# can take on a loaded machine (three tests at once, under ASan).
+flapping='touch /tmp/ok; sleep 8; rm /tmp/ok; sleep 1000'
 run_bg K busybox --app=flap --health-cmd='test -f /tmp/ok' --health-interval=300ms --health-retries=2 \
 	--health-on-failure=restart --exec=/bin/sh -- -c "$flapping" \
 	--- busybox --app=sick --health-cmd='["/bin/false"]' --health-interval=300ms --health-retries=1 \
 	--exec=/bin/sleep -- 1000 \
 	--- busybox --app=late --health-cmd='test -f /tmp/ready' --health-interval=300ms --health-retries=1 \
-	--health-start-period=30s --exec=/bin/sleep -- 1000
+	--health-start-period=180s --exec=/bin/sleep -- 1000
 wait_app "$K" flap
 assert_eq "before its first check an app is starting" starting "$(status_of "$K" app-late.health)"
 check "a passing check makes it healthy" wait_until 10 status_is "$K" app-flap.health healthy

@@ -204,7 +204,7 @@ assert_match "within about the timeout (${ms} ms)" '^[0-9]{3,4}$' "$ms"
 
 # SIGKILL of the supervisor: the app goes with it (PR_SET_PDEATHSIG), gc
 # kills what is left in the pod's cgroup and releases everything.
-assert_exit 0 fly --detach --uuid-file="$T/u-kill" busybox --exec=/bin/sh -- -c 'sleep 1000 & sleep 1000 & wait'
+assert_exit 0 fly --detach --uuid-file="$T/u-kill" busybox --exec=/bin/sh -- -c 'sleep 1017 & sleep 1017 & wait'
 U=$(cat "$T/u-kill")
 S=$(supervisor_of "$U")
 A=$(app_of "$U")
@@ -214,7 +214,7 @@ wait_for "the pod reads as exited" 5 status_is "$U" state exited
 assert_exit 0 sd gc --grace-period=0s
 no_left() { ! ls -d /sys/fs/cgroup/*/sdpod/"$U" /sys/fs/cgroup/sdpod/"$U" 2>/dev/null | grep -q .; }
 wait_for "nothing of it is left after gc (its cgroups)" 5 no_left
-check_not "no process of it left" pgrep -f "sleep 1000"
+check_not "no process of it left" pgrep -f "sleep 1017" # a time no other test uses: they run beside it
 
 # stop --force: SIGKILL to the app, recorded as 137 by the supervisor.
 assert_exit 0 fly --detach --uuid-file="$T/u-force" busybox --exec=/bin/sleep -- 1000
