@@ -262,17 +262,22 @@ static int journal_cmd_exec(const Pod *p, JournalCmd *c, Error **err) {
         return error_sys(err, -errno, "pod %s: cannot execute journalctl (apt-get install systemd)", p->uuid);
 }
 
-/* journalctl of c in a child, its output on a pipe whose read end is
- * *ret_fd; its errors on ours, or nowhere when quiet (what journalctl
- * says of the pod's files is unchecked text). Returns its pid. */
-static pid_t journal_cmd_start(const Pod *p, JournalCmd *c, bool quiet, int *ret_fd, Error **err) {
+/* journalctl of the pod (its app's, with app) with args, prepared in c
+ * and run in a child, its output on a pipe whose read end is *ret_fd; its
+ * errors on ours, or nowhere when quiet (what journalctl says of the pod's
+ * files is unchecked text). Returns its pid. */
+static pid_t journal_cmd_start(const Pod *p, const char *app, char **args, bool quiet, JournalCmd *c, int *ret_fd,
+                               Error **err) {
+        int r = journal_cmd_prepare(p, app, args, c, err);
+        if (r < 0)
+                return r;
         int pipefd[2];
         if (pipe2(pipefd, O_CLOEXEC) < 0)
                 return error_sys(err, -errno, "pod %s: pipe", p->uuid);
         fflush(NULL);
         pid_t pid = fork();
         if (pid < 0) {
-                int r = -errno;
+                r = -errno;
                 close(pipefd[0]);
                 close(pipefd[1]);
                 return error_sys(err, r, "pod %s: cannot fork journalctl", p->uuid);
@@ -382,16 +387,13 @@ static int journal_show(const PodStore *ps, const Pod *p, const char *app, char 
         (void) ps;
         if (pod_is_fly(p))
                 return fly_log_show(p->fd, p->uuid, fly_lines_of(args), raw, err);
-        int r = journal_cmd_prepare(p, app, args, &c, err);
-        if (r < 0)
-                return r;
         /* Machine formats stay as they are: JSON escapes control
          * characters itself, export is binary for another program. */
         const char *mode = output_mode(args);
         if (mode && (startswith(mode, "json") || streq(mode, "export")))
                 raw = true;
         _cleanup_close_ int in = -1;
-        pid_t pid = journal_cmd_start(p, &c, false, &in, err);
+        pid_t pid = journal_cmd_start(p, app, args, false, &c, &in, err);
         if (pid < 0)
                 return pid;
         pid_t watching = watcher ? watcher(userdata, pid) : 0;
@@ -513,10 +515,7 @@ int pod_journal_cursor_of_last(const PodStore *ps, const Pod *p, const char *app
         _cleanup_(journal_cmd_done) JournalCmd c = { .dirfd = -1 };
         _cleanup_close_ int in = -1;
         (void) ps;
-        int r = journal_cmd_prepare(p, app, a, &c, err);
-        if (r < 0)
-                return r;
-        pid_t pid = journal_cmd_start(p, &c, true, &in, err);
+        pid_t pid = journal_cmd_start(p, app, a, true, &c, &in, err);
         if (pid < 0)
                 return pid;
         /* Only the last line is kept: the pod decides how many there are,
@@ -659,10 +658,7 @@ int pod_journal_tail(const PodStore *ps, const Pod *p, const char *app, unsigned
         _cleanup_(journal_cmd_done) JournalCmd c = { .dirfd = -1 };
         _cleanup_close_ int in = -1;
         (void) ps;
-        int r = journal_cmd_prepare(p, app, args, &c, err);
-        if (r < 0)
-                return r;
-        pid_t pid = journal_cmd_start(p, &c, true, &in, err);
+        pid_t pid = journal_cmd_start(p, app, args, true, &c, &in, err);
         if (pid < 0)
                 return pid;
         /* What the pod logged goes to a user's terminal: bounded, and made
