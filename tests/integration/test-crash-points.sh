@@ -22,7 +22,10 @@
 # (default 20) steps drawn at random with the seed CRASH_SEED (printed;
 # default: from the clock). CRASH_WALK=no skips the walk (bench/crash-soak
 # runs the random part alone, for a long run); CRASH_ONLY="NAME..." walks
-# only those steps.
+# only those steps. CRASH_PART=K/N runs the K-th of N shares: every N-th
+# step of the walk from the K-th, and 1/N of the random steps (meson runs
+# the test as two shares at once, so that CI's run does not end waiting on
+# one long test).
 
 . "$(dirname "$0")/lib.sh"
 
@@ -399,18 +402,23 @@ while IFS=$'\t' read -r name op _; do
 done <<<"$POINTS"
 [ "${#NAMES[@]}" -gt 10 ] || die "sdpod --crash-points listed ${#NAMES[@]} steps: $POINTS"
 echo "# ${#NAMES[@]} crash points"
+PART=${CRASH_PART:-1/1}
+[[ $PART =~ ^([1-9][0-9]*)/([1-9][0-9]*)$ ]] && [ "${BASH_REMATCH[1]}" -le "${BASH_REMATCH[2]}" ] ||
+	die "CRASH_PART=$PART: not K/N with 1 <= K <= N"
+PART_K=${BASH_REMATCH[1]} PART_N=${BASH_REMATCH[2]}
 
 if [ "${CRASH_WALK:-yes}" != no ]; then
-	echo "# every step once${CRASH_ONLY:+ of: $CRASH_ONLY}"
+	echo "# every step once${CRASH_ONLY:+ of: $CRASH_ONLY} (share $PART)"
 	for i in "${!NAMES[@]}"; do
+		[ $((i % PART_N)) -eq $((PART_K - 1)) ] || continue
 		# CRASH_ONLY="NAME...": only those (to look at one step again).
 		[ -z "${CRASH_ONLY:-}" ] || [[ " $CRASH_ONLY " == *" ${NAMES[$i]} "* ]] || continue
 		step "${NAMES[$i]}" "${OPS[$i]}"
 	done
 fi
 
-ITERATIONS=${CRASH_ITERATIONS:-20}
-SEED=${CRASH_SEED:-$(date +%s)}
+ITERATIONS=$(((${CRASH_ITERATIONS:-20} + PART_N - PART_K) / PART_N))
+SEED=${CRASH_SEED:-$(($(date +%s) + PART_K))}
 echo "# $ITERATIONS random steps, seed $SEED (CRASH_SEED=$SEED to repeat)"
 RANDOM=$SEED
 for ((n = 1; n <= ITERATIONS; n++)); do
