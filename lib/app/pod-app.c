@@ -90,6 +90,9 @@ static int app_pod_open(PodStore *ps, Pod *p, Need need, AppPod *ret, Error **er
         if ((need & (NEED_RUNNING | NEED_MUTABLE)) && streq(stage1_flavor_of(p->fd, flavor), STAGE1_FLAVOR_FLY))
                 return error_set(err, -EOPNOTSUPP, "pod %s is of the fly flavor, which runs its one app with no "
                                  "systemd to add, start or stop apps: podapp needs --stage1=nspawn", p->uuid);
+        if ((need & (NEED_RUNNING | NEED_MUTABLE)) && streq(flavor, STAGE1_FLAVOR_KVM))
+                return error_set(err, -EOPNOTSUPP, "pod %s is of the kvm flavor, whose systemd in the VM podapp "
+                                 "cannot reach yet: podapp needs --stage1=nspawn", p->uuid);
         if (need & NEED_MUTABLE) {
                 PodGraph graph;
                 if ((r = pod_graph_from_manifest(ap.manifest, &graph, err)) < 0)

@@ -30,7 +30,7 @@
 #include "net/pod-net-setup.h"
 #include "net/pod-network.h"
 #include "pod/pod-app-root.h"
-#include "pod/fly-check.h"
+#include "pod/pod-log.h"
 #include "pod/pod-cgroup.h"
 #include "pod/pod-info.h"
 #include "pod/pod-process.h"
@@ -311,47 +311,6 @@ static _noreturn_ void child(const FlyChild *c) {
 
 /* ---- the supervisor ---- */
 
-/* The app's log: FLY_LOG_MAX bytes, then what is dropped is counted. */
-typedef struct FlyLog {
-        int fd;
-        uint64_t size, dropped;
-        int console;    /* our stdout, or -1 */
-} FlyLog;
-
-static void log_write(FlyLog *l, const char *buf, size_t n) {
-        size_t take = l->size >= FLY_LOG_MAX ? 0 : ((uint64_t) n < FLY_LOG_MAX - l->size ? (uint64_t) n : FLY_LOG_MAX - l->size);
-        if (take > 0 && write_all(l->fd, buf, take) >= 0)
-                l->size += take;
-        l->dropped += n - take;
-        if (l->console >= 0) {
-                char out[4 * 65536];
-                size_t k = 0;
-                text_escape(buf, n, true, out, &k);
-                if (write_all(l->console, out, k) < 0)
-                        l->console = -1;
-        }
-}
-
-static void log_finish(FlyLog *l) {
-        if (l->dropped > 0) {
-                dprintf(l->fd, "\n[sdpod: the log is full at %u bytes: %llu more bytes were dropped]\n", FLY_LOG_MAX,
-                        (unsigned long long) l->dropped);
-        }
-}
-
-/* Reads what the pipe holds (non-blocking). false at its end. */
-static bool log_drain(FlyLog *l, int pipe_fd) {
-        char buf[65536];
-        for (;;) {
-                ssize_t k = read(pipe_fd, buf, sizeof(buf));
-                if (k > 0) {
-                        log_write(l, buf, (size_t) k);
-                        continue;
-                }
-                return k < 0 && (errno == EAGAIN || errno == EINTR);
-        }
-}
-
 static char *path_join(const char *a, const char *b) {
         char *s = NULL;
         return asprintf(&s, "%s/%s", a, b) < 0 ? NULL : s;
@@ -461,14 +420,9 @@ int fly_run_exec(const char *uuid, int lock_fd, Error **err) {
                 return error_sys(err, status_fd, "pod %s: %s", uuid, POD_APP_STATUS_DIR);
         if ((r = pod_app_records_reserve_at(status_fd, m, app, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
-        FlyLog log = { .console = -1 };
-        _cleanup_close_ int log_fd = open_beneath_no_symlinks(pod_fd, FLY_LOG_FILE,
-                                                              O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_NOFOLLOW, 0640);
-        if (log_fd < 0)
-                return error_sys(err, log_fd, "pod %s: %s", uuid, FLY_LOG_FILE);
-        log.fd = log_fd;
-        if (fcntl(STDOUT_FILENO, F_GETFD) >= 0)
-                log.console = STDOUT_FILENO;
+        _cleanup_(pod_log_finish) PodLog log = { .fd = -1 };
+        if ((r = pod_log_open(pod_fd, &log, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
 
         _cleanup_(pod_cgroup_limits_done) PodCgroupLimits limits = {};
         _cleanup_(pod_net_done) PodNet net = {};
@@ -576,7 +530,7 @@ int fly_run_exec(const char *uuid, int lock_fd, Error **err) {
                         kill_at = 0;
                 }
                 if (fds[2].revents)
-                        out_open = log_drain(&log, out[0]);
+                        out_open = pod_log_drain(&log, out[0]);
                 if (fds[1].revents & POLLIN) {
                         struct signalfd_siginfo ssi;
                         while (read(sig_fd, &ssi, sizeof(ssi)) == sizeof(ssi))
@@ -610,10 +564,10 @@ int fly_run_exec(const char *uuid, int lock_fd, Error **err) {
         while (out_open && monotonic_usec() < drain_until) {
                 struct pollfd p = { out[0], POLLIN, 0 };
                 if (poll(&p, 1, 100) > 0)
-                        out_open = log_drain(&log, out[0]);
+                        out_open = pod_log_drain(&log, out[0]);
         }
         close(out[0]);
-        log_finish(&log);
+        pod_log_finish(&log);
         (void) pod_cgroup_remove(uuid, NULL);
         pod_net_release(&ns);
         exit(status);

@@ -27,8 +27,8 @@
  *               the pod's cgroup (pod-cgroup.h) with its device rule and
  *               task limit
  *   output      the app's stdout and stderr go through a pipe to the
- *               supervisor, which writes them to FLY_LOG_FILE in the pod
- *               directory (at most FLY_LOG_MAX bytes: the rest is
+ *               supervisor, which writes them to POD_LOG_FILE in the pod
+ *               directory (pod-log.h: at most POD_LOG_MAX bytes: the rest is
  *               dropped and counted) and, escaped, to its own stdout;
  *               'sdpod journal' shows the file escaped
  *   exit        the app's exit status (128+N for signal N) is recorded by
@@ -48,7 +48,7 @@
 
 #include "basic/error.h"
 #include "manifest/pod-manifest.h"
-#include "pod/fly-check.h"
+#include "pod/flavor-check.h"
 
 #define FLY_FLAVOR "fly"
 #define FLY_STOP_TIMEOUT_USEC (10 * 1000000ULL)

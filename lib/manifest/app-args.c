@@ -420,15 +420,13 @@ int pod_lifecycle_arg_parse(const char *option, const char *s, PodArgs *pod, Err
         return add_lifecycle(&pod->lifecycle, &pod->n_lifecycle, option, annotation, s, NULL, err);
 }
 
-/* --stage1=fly|nspawn|PATH: the flavor's name or a stage1 image's path
- * (with a '/'); pod/stage1.h finds the image. */
+/* --stage1=fly|kvm|nspawn|PATH: the flavor's name or a stage1 image's
+ * path (with a '/'); pod/stage1.h finds the image. */
 static int stage1_arg_parse(const char *s, PodArgs *pod, Error **err) {
         if (pod->stage1)
                 return error_set(err, -EINVAL, "--stage1 given twice");
-        if (streq(s, "kvm"))
-                return error_set(err, -EOPNOTSUPP, "--stage1=kvm: the kvm flavor is not built yet (fly or nspawn)");
-        if (!streq(s, "fly") && !streq(s, "nspawn") && !strchr(s, '/'))
-                return error_set(err, -EINVAL, "--stage1=%s: expected fly, nspawn or the path of a stage1 image", s);
+        if (!streq(s, "fly") && !streq(s, "kvm") && !streq(s, "nspawn") && !strchr(s, '/'))
+                return error_set(err, -EINVAL, "--stage1=%s: expected fly, kvm, nspawn or the path of a stage1 image", s);
         return (pod->stage1 = strdup(s)) ? 0 : error_sys(err, -ENOMEM, "--stage1");
 }
 

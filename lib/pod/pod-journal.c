@@ -20,7 +20,7 @@
 #include "basic/strv.h"
 #include "basic/time-util.h"
 #include "manifest/pod-manifest.h"
-#include "pod/fly-check.h"
+#include "pod/pod-log.h"
 #include "pod/pod-journal.h"
 #include "pod/stage1.h"
 #include "pod/pod-userns.h"
@@ -361,9 +361,9 @@ static pid_t pager_start(const char *command, int *ret_fd) {
         return pid;
 }
 
-/* A fly pod's journal is its log file (fly-check.h): of journalctl's
- * options, only --lines=N / -n N mean something to it. */
-static unsigned fly_lines_of(char **args) {
+/* A fly or kvm pod's journal is its console log (pod-log.h): of
+ * journalctl's options, only --lines=N / -n N mean something to it. */
+static unsigned log_lines_of(char **args) {
         for (char **a = args; a && *a && !streq(*a, "--"); a++) {
                 const char *v = startswith(*a, "--lines=") ? *a + strlen("--lines=")
                               : (streq(*a, "-n") || streq(*a, "--lines")) && a[1] ? a[1]
@@ -374,9 +374,9 @@ static unsigned fly_lines_of(char **args) {
         return 0;
 }
 
-static bool pod_is_fly(const Pod *p) {
+static bool pod_has_log(const Pod *p) {
         char flavor[32];
-        return streq(stage1_flavor_of(p->fd, flavor), STAGE1_FLAVOR_FLY);
+        return stage1_flavor_has_log(stage1_flavor_of(p->fd, flavor));
 }
 
 /* pod_journal_show(), and with watcher, a process that it starts once
@@ -385,8 +385,8 @@ static int journal_show(const PodStore *ps, const Pod *p, const char *app, char 
                         pid_t (*watcher)(void *userdata, pid_t journalctl), void *userdata, Error **err) {
         _cleanup_(journal_cmd_done) JournalCmd c = { .dirfd = -1 };
         (void) ps;
-        if (pod_is_fly(p))
-                return fly_log_show(p->fd, p->uuid, fly_lines_of(args), raw, err);
+        if (pod_has_log(p))
+                return pod_log_show(p->fd, p->uuid, log_lines_of(args), raw, err);
         /* Machine formats stay as they are: JSON escapes control
          * characters itself, export is binary for another program. */
         const char *mode = output_mode(args);
@@ -465,7 +465,7 @@ int pod_journal_follow(PodStore *ps, Pod *p, const char *app, char **args, bool 
         struct { PodStore *ps; Pod *p; } w = { ps, p };
         /* A pod that has just started has no journal yet: a follow waits
          * for it a while, as podman's logs -f of a new container works. */
-        for (unsigned i = 0; !pod_is_fly(p) && has_arg(args, "--follow", "-f") && p->state == POD_STATE_RUNNING &&
+        for (unsigned i = 0; !pod_has_log(p) && has_arg(args, "--follow", "-f") && p->state == POD_STATE_RUNNING &&
                              i < POD_JOURNAL_FOLLOW_WAIT_USEC / (100 * 1000); i++) {
                 int dirfd = -1;
                 char **files = NULL;
@@ -646,8 +646,8 @@ int journal_lines_parse(const char *s, uint64_t *ret) {
 }
 
 int pod_journal_tail(const PodStore *ps, const Pod *p, const char *app, unsigned lines, char **ret, Error **err) {
-        if (pod_is_fly(p)) {
-                int r = fly_log_read(p->fd, p->uuid, lines, ret, err);
+        if (pod_has_log(p)) {
+                int r = pod_log_read(p->fd, p->uuid, lines, ret, err);
                 if (r >= 0)
                         text_make_printable(*ret, strlen(*ret), true);
                 return r;

@@ -11,7 +11,7 @@
 #include "basic/time-util.h"
 #include "image/tree.h"
 #include "manifest/app-lifecycle.h"
-#include "pod/fly-check.h"
+#include "pod/flavor-check.h"
 #include "pod/pod-prepare.h"
 #include "pod/pod-ref.h"
 #include "pod/pod-userns.h"
@@ -547,7 +547,7 @@ int pod_prepare(PodStore *ps, ImageStore *is, const PodArgs *args, PodDir target
         _cleanup_free_ char *stage1 = NULL;
         char flavor[32];
         if ((r = stage1_image_of_arg(args->stage1, &stage1, err)) < 0 ||
-            (streq(stage1_image_flavor(stage1, flavor), STAGE1_FLAVOR_FLY) && (r = fly_manifest_check(m, err)) < 0))
+            (r = stage1_flavor_check(stage1_image_flavor(stage1, flavor), m, err)) < 0)
                 return r;
 
         /* A name names one live pod: checked under the name lock, which is

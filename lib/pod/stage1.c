@@ -44,18 +44,29 @@ static int manifest_annotation(struct json_object *m, const char *name, const ch
 
 int stage1_image_of_arg(const char *arg, char **ret, Error **err) {
         char *s = NULL;
+        const char *sibling = !arg ? NULL : streq(arg, STAGE1_FLAVOR_FLY) ? STAGE1_FLY_DIR_NAME
+                            : streq(arg, STAGE1_FLAVOR_KVM) ? STAGE1_KVM_DIR_NAME : NULL;
         if (!arg || streq(arg, STAGE1_FLAVOR_NSPAWN))
                 s = strdup(stage1_image_dir());
-        else if (streq(arg, STAGE1_FLAVOR_FLY)) {
+        else if (sibling) {
                 _cleanup_free_ char *d = strdup(stage1_image_dir());
-                if (d && asprintf(&s, "%s/%s", dirname(d), STAGE1_FLY_DIR_NAME) < 0)
+                if (d && asprintf(&s, "%s/%s", dirname(d), sibling) < 0)
                         s = NULL;
-        } else if (streq(arg, "kvm"))
-                return error_set(err, -EOPNOTSUPP, "--stage1=kvm: the kvm flavor is not built yet (fly or nspawn)");
-        else if (strchr(arg, '/'))
+                /* The kvm flavor's image is built only where its parts are
+                 * (a cloud kernel, mkfs.erofs): say what is missing. */
+                if (s && access(s, F_OK) < 0) {
+                        int k = -errno;
+                        _cleanup_free_ char *image = s;
+                        return streq(arg, STAGE1_FLAVOR_KVM)
+                                       ? error_set(err, k, "--stage1=kvm: its image %s is not there: the kvm flavor is "
+                                                   "built where linux-image-cloud-amd64, erofs-utils and "
+                                                   "qemu-system-x86 are installed", image)
+                                       : error_sys(err, k, "--stage1=%s: its image %s", arg, image);
+                }
+        } else if (strchr(arg, '/'))
                 s = strdup(arg);
         else
-                return error_set(err, -EINVAL, "--stage1=%s: expected fly, nspawn or the path of a stage1 image", arg);
+                return error_set(err, -EINVAL, "--stage1=%s: expected fly, kvm, nspawn or the path of a stage1 image", arg);
         return (*ret = s) ? 0 : error_sys(err, -ENOMEM, "stage1");
 }
 
@@ -74,6 +85,10 @@ static const char *flavor_at(int dirfd, const char *path, char buf[static 32]) {
 
 const char *stage1_flavor_of(int pod_fd, char buf[static 32]) {
         return flavor_at(pod_fd, "stage1/manifest", buf);
+}
+
+bool stage1_flavor_has_log(const char *flavor) {
+        return streq(flavor, STAGE1_FLAVOR_FLY) || streq(flavor, STAGE1_FLAVOR_KVM);
 }
 
 const char *stage1_image_flavor(const char *image, char buf[static 32]) {

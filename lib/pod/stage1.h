@@ -31,21 +31,25 @@
 #define STAGE1_ENTRYPOINT_ENTER "sdpod/stage1/enter"
 #define STAGE1_ENTRYPOINT_GC "sdpod/stage1/gc"
 #define STAGE1_ANNOTATION_IMAGE "sdpod/stage1/image"
-/* The image's flavor: "nspawn" or "fly" (an image without: "nspawn"). */
+/* The image's flavor: "nspawn", "fly" or "kvm" (an image without:
+ * "nspawn"). */
 #define STAGE1_ANNOTATION_FLAVOR "sdpod/stage1/flavor"
 #define STAGE1_FLAVOR_NSPAWN "nspawn"
 #define STAGE1_FLAVOR_FLY "fly"
+#define STAGE1_FLAVOR_KVM "kvm"
 /* The fly flavor's image, beside the nspawn flavor's (its directory's
  * sibling of this name). */
 #define STAGE1_FLY_DIR_NAME "stage1-fly"
+#define STAGE1_KVM_DIR_NAME "stage1-kvm"
 
 /* The stage1 image new pods are prepared with: $SDPOD_STAGE1 when set, else
  * the one installed with sdpod. */
 const char *stage1_image_dir(void);
 
 /* The image of --stage1=arg (NULL: the default, stage1_image_dir()):
- * "nspawn" is stage1_image_dir(), "fly" its sibling STAGE1_FLY_DIR_NAME,
- * anything with a '/' the image at that path. */
+ * "nspawn" is stage1_image_dir(), "fly" and "kvm" its siblings
+ * STAGE1_FLY_DIR_NAME and STAGE1_KVM_DIR_NAME, anything with a '/' the
+ * image at that path. */
 int stage1_image_of_arg(const char *arg, char **ret, Error **err);
 
 /* Renders the stage1 into a pod directory being prepared: its manifest
@@ -60,6 +64,9 @@ int stage1_render(int pod_fd, const char *image, uid_t root_uid, Error **err);
 const char *stage1_flavor_of(int pod_fd, char buf[static 32]);
 /* The flavor of a stage1 image directory. */
 const char *stage1_image_flavor(const char *image, char buf[static 32]);
+/* Whether a pod of flavor keeps its output in the host-written console log
+ * (pod-log.h) rather than in a journal of its own: fly and kvm. */
+bool stage1_flavor_has_log(const char *flavor);
 
 /* The image directory a pod's stage1 manifest names (absolute); -EBADMSG
  * when it names none. */

@@ -3,7 +3,9 @@
 
 #include "basic/fs.h"
 #include "manifest/app-lifecycle.h"
-#include "pod/fly-check.h"
+#include "manifest/pod-net.h"
+#include "pod/flavor-check.h"
+#include "pod/stage1.h"
 #include "unit/app-isolators.h"
 
 int fly_manifest_check(const PodManifest *m, Error **err) {
@@ -47,45 +49,42 @@ int fly_manifest_check(const PodManifest *m, Error **err) {
         return 0;
 }
 
-int fly_log_read(int pod_fd, const char *uuid, unsigned lines, char **ret, Error **err) {
-        _cleanup_free_ char *data = NULL;
-        size_t size = 0;
-        /* The host wrote it; bounded all the same. */
-        int r = read_file_at(pod_fd, FLY_LOG_FILE, FLY_LOG_MAX + 4096, &data, &size, err);
-        if (r == -ENOENT) {
-                error_free(*err);
-                *err = NULL;
-                return (*ret = strdup("")) ? 0 : error_sys(err, -ENOMEM, "pod %s", uuid);
-        }
-        if (r < 0)
-                return error_prefix(err, "pod %s", uuid);
-        size_t start = 0;
-        if (lines > 0) {
-                size_t end = size > 0 && data[size - 1] == '\n' ? size - 1 : size, k = end;
-                unsigned n = 0;
-                while (k > 0 && n < lines)
-                        if (data[--k] == '\n' && ++n == lines) {
-                                k++;
-                                break;
-                        }
-                start = k;
-        }
-        char *s = strndup(data + start, size - start);
-        return (*ret = s) ? 0 : error_sys(err, -ENOMEM, "pod %s", uuid);
-}
-
-int fly_log_show(int pod_fd, const char *uuid, unsigned lines, bool raw, Error **err) {
-        _cleanup_free_ char *text = NULL;
-        int r = fly_log_read(pod_fd, uuid, lines, &text, err);
+/* Slice 1 of the kvm flavor (kvm/kvm-run.h): the apps of images, with
+ * systemd in the guest running them as in the nspawn flavor, no network
+ * and nothing of the host's files inside yet. */
+int kvm_manifest_check(const PodManifest *m, Error **err) {
+        if (m->n_apps == 0)
+                return error_set(err, -EOPNOTSUPP, "the kvm flavor runs the apps of a pod: this one has none");
+        const char *v = pod_manifest_get_annotation(m, POD_ANNOTATION_MUTABLE);
+        if (v && streq(v, "true"))
+                return error_set(err, -EOPNOTSUPP, "the kvm flavor cannot add apps to a running pod yet (podapp "
+                                 "sandbox needs --stage1=nspawn)");
+        if (m->n_volumes > 0)
+                return error_set(err, -EOPNOTSUPP, "the kvm flavor does not mount volumes yet (use --stage1=nspawn)");
+        _cleanup_(pod_net_done) PodNet net = {};
+        int r = pod_net_from_manifest(m, &net, err);
         if (r < 0)
                 return r;
-        size_t n = strlen(text);
-        if (raw)
-                return write_all(STDOUT_FILENO, text, n) < 0 ? error_sys(err, -errno, "stdout") : 0;
-        _cleanup_free_ char *out = malloc(4 * n + 1);
-        size_t k = 0;
-        if (!out)
-                return error_sys(err, -ENOMEM, "pod %s", uuid);
-        text_escape(text, n, true, out, &k);
-        return write_all(STDOUT_FILENO, out, k) < 0 ? error_sys(err, -errno, "stdout") : 0;
+        if (net.mode != POD_NET_NONE)
+                return error_set(err, -EOPNOTSUPP, "the kvm flavor has no network yet: --net=none, or --stage1=nspawn");
+        for (size_t i = 0; i < m->n_apps; i++) {
+                const PodApp *app = &m->apps[i];
+                v = pod_app_get_annotation(app, POD_ANNOTATION_TTY);
+                if (v && streq(v, "true"))
+                        return error_set(err, -EOPNOTSUPP, "app %s: the kvm flavor has no terminal for an app yet: "
+                                         "-t needs --stage1=nspawn", app->name);
+                if (app->n_mounts > 0)
+                        return error_set(err, -EOPNOTSUPP, "app %s: the kvm flavor does not mount volumes yet", app->name);
+                if (app->rootfs)
+                        return error_set(err, -EOPNOTSUPP, "app %s: the kvm flavor runs apps of images only", app->name);
+        }
+        return 0;
+}
+
+int stage1_flavor_check(const char *flavor, const PodManifest *m, Error **err) {
+        if (streq(flavor, STAGE1_FLAVOR_FLY))
+                return fly_manifest_check(m, err);
+        if (streq(flavor, STAGE1_FLAVOR_KVM))
+                return kvm_manifest_check(m, err);
+        return 0;
 }
