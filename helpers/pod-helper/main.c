@@ -10,8 +10,11 @@
  *                      app's output relay (app-stdio) to end
  *   halt NAME          app-failed@NAME.service of a mutable pod: the app
  *                      failed, the pod halts (halt.target)
- *   exit               ExecStop of shutdown.service: ends the pod
- *   ready              supervisor-ready.service
+ *   exit               ExecStop of shutdown.service: ends the pod (in a
+ *                      VM of the kvm flavor: reports the apps' exit
+ *                      statuses and the pod's exit code to the host, then
+ *                      powers off)
+ *   ready              supervisor-ready.service (in a VM: reported)
  *   restarting NAME    app-restarting@NAME.service, before each start of
  *                      an app with a restart policy: on a restart, records
  *                      it (/sdpod/status/NAME.restarts) and waits out the
@@ -28,7 +31,9 @@
  *                      health check has passed in its current run; fails
  *                      when NAME is unhealthy or has stopped
  *   lifeline           sdpod-lifeline.service: powers the pod off when its
- *                      supervisor on the host is gone (pod-supervise.h)
+ *                      supervisor on the host is gone (pod-supervise.h);
+ *                      in a VM: exits the pod when the host says "stop"
+ *                      (kvm/kvm-run.h)
  *   wait-network       sdpod-network.service: returns once the host has
  *                      attached the pod's network (/sdpod/net/ready)
  *   fail CODE MESSAGE  an app or manifest the generator could not turn into
@@ -455,12 +460,103 @@ static int pod_halt(const char *app) {
         return 0;
 }
 
+/* In a pod of the kvm flavor (kvm/kvm-run.h) the host hears the guest
+ * through two virtio-serial ports, which kvm-init links here. */
+#define KVM_REPORT_PORT "/dev/virtio-ports/sdpod.report"
+#define KVM_COMMAND_PORT "/dev/virtio-ports/sdpod.command"
+
+static bool in_vm(void) {
+        return access(KVM_REPORT_PORT, F_OK) == 0;
+}
+
+/* Writes text to the host (the report port): a port opens once at a
+ * time, and ready and exit run one after the other, so a busy one is
+ * waited for a little. */
+static int report(const char *text, Error **err) {
+        int fd = -1;
+        for (int i = 0; i < 100 && (fd = open(KVM_REPORT_PORT, O_WRONLY | O_CLOEXEC | O_NOCTTY)) < 0 && errno == EBUSY; i++)
+                usleep(20000);
+        if (fd < 0)
+                return error_sys(err, -errno, KVM_REPORT_PORT);
+        int r = write_all(fd, text, strlen(text));
+        close(fd);
+        return r < 0 ? error_sys(err, r, KVM_REPORT_PORT) : 0;
+}
+
+/* The apps' exit statuses and the pod's exit code, to the host, which
+ * reads nothing of the guest's disks. */
+static int report_exit(sd_bus *bus, Error **err) {
+        _cleanup_close_ int dir = open(pod_dir(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_pod_manifest_ PodManifest *m = NULL;
+        if (dir < 0)
+                return error_sys(err, -errno, "%s", pod_dir());
+        int r = pod_manifest_read_at(dir, "pod", "pod manifest", &m, err);
+        _cleanup_close_ int status = r < 0 ? -1 : open_status_dir(err);
+        if (status < 0)
+                return r < 0 ? r : status;
+        char text[4096] = "";
+        size_t n = 0;
+        for (size_t i = 0; i < m->n_apps && n < sizeof(text) - 128; i++) {
+                PodAppExit e = {};
+                if (pod_app_exit_read_at(status, m->apps[i].name, &e) >= 0 && e.exit_status >= 0 && e.exit_status <= 255)
+                        n += (size_t) snprintf(text + n, sizeof(text) - n, "status %s %d\n", m->apps[i].name, e.exit_status);
+        }
+        uint8_t code = 0;
+        if ((r = bus_manager_get_exit_code(bus, &code, err)) < 0)
+                return r;
+        snprintf(text + n, sizeof(text) - n, "exit %u\n", code);
+        return report(text, err);
+}
+
 static int pod_exit(void) {
         Error *err = NULL;
         _cleanup_bus_ sd_bus *bus = NULL;
-        if (bus_open_systemd_private(SYSTEMD_PRIVATE_SOCKET, &bus, &err) < 0 || bus_manager_exit(bus, &err) < 0)
+        if (bus_open_systemd_private(SYSTEMD_PRIVATE_SOCKET, &bus, &err) < 0)
+                return fail(err);
+        /* A VM: its systemd cannot exit, it powers off, after saying how
+         * the pod ended. */
+        if (in_vm())
+                return report_exit(bus, &err) < 0 || bus_manager_power_off(bus, &err) < 0 ? fail(err) : 0;
+        if (bus_manager_exit(bus, &err) < 0)
                 return fail(err);
         return 0;
+}
+
+/* The lifeline of a VM: the host's commands. "stop": the pod exits (its
+ * apps stopped in order, exit.target), as a pod in a container does when
+ * stopped; the port's end: the host is gone, and QEMU with it. */
+static int vm_lifeline(void) {
+        Error *err = NULL;
+        _cleanup_close_ int fd = open(KVM_COMMAND_PORT, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return fail((error_sys(&err, -errno, KVM_COMMAND_PORT), err));
+        char line[64];
+        size_t n = 0;
+        for (;;) {
+                char c;
+                ssize_t k = read(fd, &c, 1);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        return 0;
+                if (c != '\n') {
+                        if (n < sizeof(line) - 1)
+                                line[n++] = c;
+                        continue;
+                }
+                line[n] = 0;
+                n = 0;
+                if (!streq(line, "stop"))
+                        continue;
+                printf("the host stops the pod\n");
+                fflush(stdout);
+                _cleanup_bus_ sd_bus *bus = NULL;
+                BusJob job;
+                if (bus_open_systemd_private(SYSTEMD_PRIVATE_SOCKET, &bus, &err) < 0 ||
+                    bus_job_start(bus, "StartUnit", "exit.target", "replace-irreversibly", &job, &err) < 0)
+                        return fail(err);
+                bus_job_done(&job);
+        }
 }
 
 int main(int argc, char **argv) {
@@ -479,12 +575,13 @@ int main(int argc, char **argv) {
         if (argc == 3 && streq(argv[1], "wait-healthy"))
                 return wait_healthy(argv[2]);
         if (argc == 2 && streq(argv[1], "lifeline"))
-                return lifeline();
+                return access(KVM_COMMAND_PORT, F_OK) == 0 ? vm_lifeline() : lifeline();
         if (argc == 2 && streq(argv[1], "wait-network"))
                 return wait_network();
         if (argc == 2 && streq(argv[1], "ready")) {
                 puts("pod ready");
-                return 0;
+                Error *err = NULL;
+                return in_vm() && report("ready\n", &err) < 0 ? fail(err) : 0;
         }
         if (argc == 4 && streq(argv[1], "fail")) {
                 fprintf(stderr, "%s\n", argv[3]);

@@ -104,6 +104,10 @@ int bus_manager_exit(sd_bus *bus, Error **err) {
         return manager_call(bus, "Exit", err, NULL);
 }
 
+int bus_manager_power_off(sd_bus *bus, Error **err) {
+        return manager_call(bus, "PowerOff", err, NULL);
+}
+
 int bus_manager_subscribe(sd_bus *bus, Error **err) {
         return manager_call(bus, "Subscribe", err, NULL);
 }

@@ -37,6 +37,9 @@ int bus_manager_get_exit_code(sd_bus *bus, uint8_t *ret, Error **err);
 int bus_manager_set_exit_code(sd_bus *bus, uint8_t code, Error **err);
 /* Manager.Exit(): ends the pod's systemd (in a container: exits it). */
 int bus_manager_exit(sd_bus *bus, Error **err);
+/* Manager.PowerOff(): in a VM, where systemd refuses Exit(), ends it
+ * (systemd-shutdown: what is left is killed, the machine powered off). */
+int bus_manager_power_off(sd_bus *bus, Error **err);
 
 /* Manager.Subscribe(): on a bus with a broker, the manager's signals
  * (JobRemoved) reach only subscribers. */

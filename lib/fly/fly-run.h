@@ -56,11 +56,3 @@
 /* The run entrypoint: the working directory is the pod directory, lock_fd
  * its lock. Exits with the app's exit status; returns only on failure. */
 int fly_run_exec(const char *uuid, int lock_fd, Error **err);
-
-/* The stop entrypoint: SIGTERM to the supervisor, or with force SIGKILL
- * to the app (the supervisor then records 137 and cleans up). */
-int fly_stop(const char *uuid, bool force, Error **err);
-
-/* The gc entrypoint: kills what is left in the pod's cgroup, releases its
- * networks (in its kept namespace) and removes its cgroup. */
-int fly_gc(const char *uuid, Error **err);

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+#pragma once
+
+/* The kvm flavor (sdpod-stage1(7)): the pod is a virtual machine. The run
+ * entrypoint holds the pod's lock, as nspawn does for the nspawn flavor,
+ * and supervises QEMU, its child; inside the guest runs the nspawn
+ * flavor's stage1 (systemd as PID 1, the generator's app and reaper
+ * units), so that the manifest means there what it means in a container.
+ *
+ *   machine     QEMU with KVM where the host can run Debian's kernel in
+ *               it, TCG elsewhere (kvm_accel()); q35, the image's kernel
+ *               (Debian's cloud kernel) and initramfs (kvm-init, the
+ *               guest's /init), no network device, no display
+ *   disks       read-only erofs images, each a virtio disk named by its
+ *               serial: "stage1", the image's (the nspawn flavor's stage1
+ *               rootfs); "pod", made at each start from the pod's manifest
+ *               (/sdpod/pod in the guest); "app-I", made from the tree of
+ *               the I-th app's image. What the apps write stays in the
+ *               guest's memory (tmpfs overlays) and is gone with the VM
+ *   QEMU        runs as the first id of the pod's range (nobody without
+ *               one), with no_new_privs, QEMU's own seccomp sandbox, in a
+ *               network namespace of its own with nothing in it, in the
+ *               pod's cgroup (its memory and CPU limits hold it), and dies
+ *               with the supervisor (PR_SET_PDEATHSIG). Its files are fds
+ *               the supervisor opened (/proc/self/fd/N): it can open
+ *               nothing of the host by path but what any user can
+ *   console     the guest's serial console (the guest's journal forwards
+ *               to it) goes to the pod's console log (pod-log.h) and,
+ *               escaped, to the supervisor's stdout
+ *   report      a virtio-serial port "sdpod.report", guest to host: lines
+ *               of at most KVM_REPORT_LINE_MAX bytes, "ready" (the pod's
+ *               systemd is up: READY=1), "status NAME CODE" (an app's exit
+ *               status, recorded in status/NAME by the supervisor), "exit
+ *               CODE" (the pod's exit code). A line that is none of these,
+ *               an app not in the manifest, a code that is not 0-255, or
+ *               more than KVM_REPORT_LINES_MAX lines end the pod: the guest
+ *               is hostile, and nothing it says is taken for more
+ *   command     a port "sdpod.command", host to guest: "stop" when the
+ *               supervisor gets SIGTERM (sdpod stop): the guest's systemd
+ *               stops the apps in order and exits; SIGKILL to QEMU after
+ *               KVM_STOP_TIMEOUT_USEC
+ *   exit        the supervisor exits with the pod's exit code as the
+ *               guest reported it, 128+N when QEMU was killed by signal N,
+ *               125 when the guest ended without saying (its init failed,
+ *               its kernel panicked), after killing what is left in the
+ *               pod's cgroup
+ *
+ * Refused (flavor-check.h): a network, volumes, terminals, mutable pods;
+ * podapp and enter cannot reach the guest yet. */
+
+#include <stdbool.h>
+
+#include "basic/error.h"
+
+#define KVM_FLAVOR "kvm"
+#define KVM_STOP_TIMEOUT_USEC (30 * 1000000ULL)
+#define KVM_REPORT_LINE_MAX 256
+#define KVM_REPORT_LINES_MAX 4096
+/* The guest's memory without --pod-memory; with it, the pod's memory
+ * less KVM_QEMU_OVERHEAD (QEMU itself, TCG's translated code), at least
+ * KVM_GUEST_MIN. */
+#define KVM_GUEST_MEMORY (512ULL << 20)
+#define KVM_QEMU_OVERHEAD (128ULL << 20)
+#define KVM_GUEST_MIN (128ULL << 20)
+
+/* "kvm" when this host can run the guest under KVM (/dev/kvm opens, the
+ * CPU has vmx or svm, and KVM is not PVM's, which runs only PVM-built
+ * kernels), else "tcg"; $SDPOD_KVM_ACCEL overrides. */
+const char *kvm_accel(void);
+
+/* The run entrypoint: the working directory is the pod directory, lock_fd
+ * its lock. Exits with the pod's exit code; returns only on failure. */
+int kvm_run_exec(const char *uuid, int lock_fd, Error **err);
+
+/* A report line from the guest (without its newline), parsed; the
+ * supervisor's one parser of what the guest says (fuzzed:
+ * tests/fuzz/fuzz-kvm-report.c). */
+typedef enum KvmReportKind {
+        KVM_REPORT_READY,
+        KVM_REPORT_STATUS,
+        KVM_REPORT_EXIT,
+} KvmReportKind;
+typedef struct KvmReport {
+        KvmReportKind kind;
+        char app[65];           /* KVM_REPORT_STATUS: an app's name */
+        int code;               /* STATUS and EXIT: 0-255 */
+} KvmReport;
+/* -EBADMSG with err naming what is wrong (printable) for anything else. */
+int kvm_report_parse(const char *line, size_t n, KvmReport *ret, Error **err);
