@@ -50,6 +50,7 @@
 #include "basic/macro.h"
 #include "basic/time-util.h"
 #include "bus/bus-util.h"
+#include "kvm/kvm-run.h"
 #include "net/net-files.h"
 #include "net/pod-network.h"
 #include "pod/pod-info.h"
@@ -494,17 +495,30 @@ static int report_exit(sd_bus *bus, Error **err) {
         _cleanup_close_ int status = r < 0 ? -1 : open_status_dir(err);
         if (status < 0)
                 return r < 0 ? r : status;
-        char text[4096] = "";
+        _cleanup_free_ char *text = NULL;
         size_t n = 0;
-        for (size_t i = 0; i < m->n_apps && n < sizeof(text) - 128; i++) {
+        _cleanup_fclose_ FILE *f = open_memstream(&text, &n);
+        char line[KVM_REPORT_LINE_MAX + 2];
+        if (!f)
+                return error_sys(err, -ENOMEM, "report");
+        for (size_t i = 0; i < m->n_apps; i++) {
                 PodAppExit e = {};
-                if (pod_app_exit_read_at(status, m->apps[i].name, &e) >= 0 && e.exit_status >= 0 && e.exit_status <= 255)
-                        n += (size_t) snprintf(text + n, sizeof(text) - n, "status %s %d\n", m->apps[i].name, e.exit_status);
+                KvmReport rep = { .kind = KVM_REPORT_STATUS };
+                if (pod_app_exit_read_at(status, m->apps[i].name, &e) < 0 || e.exit_status < 0 || e.exit_status > 255 ||
+                    strlen(m->apps[i].name) >= sizeof(rep.app))
+                        continue;
+                strcpy(rep.app, m->apps[i].name);
+                rep.code = e.exit_status;
+                kvm_report_format(&rep, line);
+                fputs(line, f);
         }
         uint8_t code = 0;
         if ((r = bus_manager_get_exit_code(bus, &code, err)) < 0)
                 return r;
-        snprintf(text + n, sizeof(text) - n, "exit %u\n", code);
+        kvm_report_format(&(KvmReport) { .kind = KVM_REPORT_EXIT, .code = code }, line);
+        fputs(line, f);
+        if (fflush(f) != 0)
+                return error_sys(err, -ENOMEM, "report");
         return report(text, err);
 }
 
@@ -581,7 +595,9 @@ int main(int argc, char **argv) {
         if (argc == 2 && streq(argv[1], "ready")) {
                 puts("pod ready");
                 Error *err = NULL;
-                return in_vm() && report("ready\n", &err) < 0 ? fail(err) : 0;
+                char line[KVM_REPORT_LINE_MAX + 2];
+                kvm_report_format(&(KvmReport) { .kind = KVM_REPORT_READY }, line);
+                return in_vm() && report(line, &err) < 0 ? fail(err) : 0;
         }
         if (argc == 4 && streq(argv[1], "fail")) {
                 fprintf(stderr, "%s\n", argv[3]);

@@ -102,6 +102,15 @@ bad:
         return error_set(err, -EBADMSG, "the guest reported \"%s\": not a report of sdpod's (sdpod-stage1(7))", s);
 }
 
+void kvm_report_format(const KvmReport *r, char buf[static KVM_REPORT_LINE_MAX + 2]) {
+        if (r->kind == KVM_REPORT_READY)
+                snprintf(buf, KVM_REPORT_LINE_MAX + 2, "ready\n");
+        else if (r->kind == KVM_REPORT_STATUS)
+                snprintf(buf, KVM_REPORT_LINE_MAX + 2, "status %s %d\n", r->app, r->code);
+        else
+                snprintf(buf, KVM_REPORT_LINE_MAX + 2, "exit %d\n", r->code);
+}
+
 /* Runs a program of the host (an absolute path), waited for; its output
  * goes to our stderr. Only for what the host trusts: mkfs.erofs on trees
  * the store made. */

@@ -87,3 +87,6 @@ typedef struct KvmReport {
 } KvmReport;
 /* -EBADMSG with err naming what is wrong (printable) for anything else. */
 int kvm_report_parse(const char *line, size_t n, KvmReport *ret, Error **err);
+/* The line of r as the guest's pod-helper writes it, with its newline:
+ * one format, kept beside its parser. */
+void kvm_report_format(const KvmReport *r, char buf[static KVM_REPORT_LINE_MAX + 2]);
