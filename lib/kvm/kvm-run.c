@@ -136,15 +136,17 @@ static int run_tool(char *const *argv, Error **err) {
 }
 
 /* An erofs image of the tree at source, at pod/VM_DIR/name (replaced). */
-static int make_erofs(const char *pod, const char *name, const char *source, Error **err) {
-        _cleanup_free_ char *image = NULL;
-        if (asprintf(&image, "%s/" VM_DIR "/%s", pod, name) < 0)
+static int make_erofs(const char *pod, int pod_fd, const char *name, const char *source, Error **err) {
+        _cleanup_free_ char *image = NULL, *rel = NULL;
+        if (asprintf(&image, "%s/" VM_DIR "/%s", pod, name) < 0 || asprintf(&rel, VM_DIR "/%s", name) < 0)
                 return error_sys(err, -ENOMEM, "%s", name);
-        (void) unlink(image);
+        int r = unlink_beneath(pod_fd, rel, 0);
+        if (r < 0 && r != -ENOENT)
+                return error_sys(err, r, "%s", rel);
         /* -T0: the same tree gives the same image; -E noinline_data keeps
          * it simple for the guest's reader. */
         char *argv[] = { (char *) MKFS_EROFS, (char *) "--quiet", (char *) "-T0", image, (char *) source, NULL };
-        int r = run_tool(argv, err);
+        r = run_tool(argv, err);
         return r < 0 ? error_prefix(err, "%s", name) : 0;
 }
 
@@ -164,7 +166,7 @@ static int make_pod_disk(const char *pod, int pod_fd, Error **err) {
                 return r;
         if (asprintf(&tree, "%s/%s", pod, dir) < 0)
                 return error_sys(err, -ENOMEM, "%s", dir);
-        return make_erofs(pod, "pod.erofs", tree, err);
+        return make_erofs(pod, pod_fd, "pod.erofs", tree, err);
 }
 
 /* What the QEMU child is handed. */
@@ -309,7 +311,7 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
                 _cleanup_(app_root_layers_done) AppRootLayers l = {};
                 char name[32];
                 snprintf(name, sizeof(name), "app-%zu.erofs", i);
-                if ((r = app_root_layers(pod, data, app, &l, err)) < 0 || (r = make_erofs(pod, name, l.lower, err)) < 0)
+                if ((r = app_root_layers(pod, data, app, &l, err)) < 0 || (r = make_erofs(pod, pod_fd, name, l.lower, err)) < 0)
                         return error_prefix(err, "pod %s: app %s", uuid, app->name);
                 char *s = NULL;
                 if (asprintf(&s, "%s%s%s", app_names ?: "", app_names ? "," : "", app->name) < 0)
