@@ -3,9 +3,11 @@
  * the pod's systemd. It loads the few modules the guest needs, finds the
  * disks the host attached by their serials (stage1, pod, app-I), builds the
  * pod's root from them as the nspawn flavor's pod sees it (the stage1 with
- * /sdpod and /opt/stage2/NAME/rootfs), names the control port as udev would
- * and hands over to systemd. The steps are the kvm contract's
- * (plan/kvm-contract.md, "The guest's /init").
+ * /sdpod and /opt/stage2/NAME/rootfs), names the host's virtio-serial ports
+ * as udev would and hands over to systemd. The steps are the kvm contract's
+ * (plan/kvm-contract.md, "The guest's /init"), with the two ports the
+ * host program gives (kvm/kvm-run.h: sdpod.report, sdpod.command) where the
+ * contract has one.
  *
  * Static and libc only: it runs before any root with libraries exists.
  * Every failure ends the VM at once, saying what failed on the console:
@@ -37,7 +39,7 @@
 #define POLL_NSEC (10 * 1000000LL)
 #define DEBUG_EXIT_PORT 0xf4
 #define DEBUG_EXIT_INIT_FAILED 125
-#define CONTROL_PORT "sdpod.control"
+#define PORTS_MAX 8
 #define NEWROOT "/newroot"
 
 static void closep(int *fd) {
@@ -201,11 +203,18 @@ static void parse_apps(Apps *apps) {
 }
 
 /* What the host attached, as found so far: the device of each disk by its
- * role (stage1, pod, app-I) and the control port's device. */
+ * role (stage1, pod, app-I) and the named virtio-serial ports. */
 typedef struct {
         char stage1[32], pod[32], app[APPS_MAX][32];
-        char control[64];
+        struct {
+                char name[SMALL_FILE_MAX + 1], dev[32];
+        } ports[PORTS_MAX];
+        size_t n_ports;
 } Devices;
+
+/* The ports pod-helper talks to the host through (kvm/kvm-run.h): the
+ * guest does not start without them. */
+static const char *const required_ports[] = { "sdpod.report", "sdpod.command" };
 
 static long long now_nsec(void) {
         struct timespec ts;
@@ -252,29 +261,53 @@ static void scan_disks(const Apps *apps, Devices *dev) {
         }
 }
 
-/* The port the host named sdpod.control: its name arrives from QEMU after
- * the port itself, so an empty name is "not yet". */
+/* A name a port may have as a link in /dev/virtio-ports: one path
+ * component, as udev's rule would make it. */
+static bool port_name_valid(const char *s) {
+        if (!*s || strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
+                return false;
+        for (; *s; s++)
+                if (*s == '/' || !isgraph((unsigned char) *s))
+                        return false;
+        return true;
+}
+
+/* Every named port, as udev would link it: a port's name arrives from
+ * QEMU after the port itself, so an empty name is "not yet". */
 static void scan_ports(Devices *dev) {
         _cleanup_closedir_ DIR *d = opendir("/sys/class/virtio-ports");
         if (!d)
                 return; /* virtio_console has not registered the class yet */
+        dev->n_ports = 0;
         struct dirent *de;
-        while ((de = readdir(d))) {
+        while ((de = readdir(d)) && dev->n_ports < PORTS_MAX) {
                 char path[PATH_MAX], name[SMALL_FILE_MAX + 1];
-                if (strncmp(de->d_name, "vport", 5) != 0 || strlen(de->d_name) >= sizeof(dev->control))
+                if (strncmp(de->d_name, "vport", 5) != 0 || strlen(de->d_name) >= sizeof(dev->ports[0].dev))
                         continue;
                 snprintf(path, sizeof(path), "/sys/class/virtio-ports/%s/name", de->d_name);
-                if (read_small(path, name, sizeof(name) - 1) < 0 || strcmp(name, CONTROL_PORT) != 0)
+                if (read_small(path, name, sizeof(name) - 1) < 0 || !port_name_valid(name))
                         continue;
                 snprintf(path, sizeof(path), "/dev/%s", de->d_name);
-                if (access(path, F_OK) == 0)
-                        strcpy(dev->control, de->d_name);
+                if (access(path, F_OK) < 0)
+                        continue;
+                strcpy(dev->ports[dev->n_ports].name, name);
+                strcpy(dev->ports[dev->n_ports++].dev, de->d_name);
         }
 }
 
+static bool port_found(const Devices *dev, const char *name) {
+        for (size_t i = 0; i < dev->n_ports; i++)
+                if (strcmp(dev->ports[i].name, name) == 0)
+                        return true;
+        return false;
+}
+
 static bool all_found(const Apps *apps, const Devices *dev) {
-        if (!*dev->stage1 || !*dev->pod || !*dev->control)
+        if (!*dev->stage1 || !*dev->pod)
                 return false;
+        for (size_t i = 0; i < sizeof(required_ports) / sizeof(required_ports[0]); i++)
+                if (!port_found(dev, required_ports[i]))
+                        return false;
         for (size_t i = 0; i < apps->n; i++)
                 if (!*dev->app[i])
                         return false;
@@ -282,7 +315,7 @@ static bool all_found(const Apps *apps, const Devices *dev) {
 }
 
 /* The modules probe their devices asynchronously: wait for every disk and
- * the control port, and name the first missing one when the wait fails. */
+ * the host's ports, and name the first missing one when the wait fails. */
 static void wait_devices(const Apps *apps, Devices *dev) {
         long long deadline = now_nsec() + DISK_DEADLINE_NSEC;
         memset(dev, 0, sizeof(*dev));
@@ -303,7 +336,10 @@ static void wait_devices(const Apps *apps, Devices *dev) {
         for (size_t i = 0; i < apps->n; i++)
                 if (!*dev->app[i])
                         die(ENODEV, "no disk with serial app-%zu (app %s) after 10 s", i, apps->names[i]);
-        die(ENODEV, "no virtio-serial port named " CONTROL_PORT " after 10 s");
+        for (size_t i = 0; i < sizeof(required_ports) / sizeof(required_ports[0]); i++)
+                if (!port_found(dev, required_ports[i]))
+                        die(ENODEV, "no virtio-serial port named %s after 10 s", required_ports[i]);
+        die(EIO, "the devices were there and are not");
 }
 
 static void mount_erofs(const char *disk, const char *dst) {
@@ -362,12 +398,15 @@ int main(void) {
         /* /dev moves as it is, so the console stays open on it; no udev in
          * the guest, so the link udev would make for the port is ours. */
         do_mount("/dev", NEWROOT "/dev", NULL, MS_MOVE, NULL);
-        char target[128];
-        snprintf(target, sizeof(target), "../%s", dev.control);
         mkdir_p(NEWROOT "/dev/virtio-ports", 0755);
-        if (symlink(target, NEWROOT "/dev/virtio-ports/" CONTROL_PORT) < 0)
-                die(errno, "symlink " NEWROOT "/dev/virtio-ports/" CONTROL_PORT);
-        printf("kvm-init: /dev/virtio-ports/" CONTROL_PORT " -> %s\n", target);
+        for (size_t i = 0; i < dev.n_ports; i++) {
+                char link[PATH_MAX], target[64];
+                snprintf(link, sizeof(link), NEWROOT "/dev/virtio-ports/%s", dev.ports[i].name);
+                snprintf(target, sizeof(target), "../%s", dev.ports[i].dev);
+                if (symlink(target, link) < 0)
+                        die(errno, "symlink %s", link);
+                printf("kvm-init: /dev/virtio-ports/%s -> %s\n", dev.ports[i].name, target);
+        }
 
         /* systemd finds them mounted and leaves them be. */
         do_mount("/proc", NEWROOT "/proc", NULL, MS_MOVE, NULL);
