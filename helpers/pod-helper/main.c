@@ -69,13 +69,6 @@ static int fail(Error *e) {
         return 1;
 }
 
-/* Whether podapp stop asked app to stop: its failure is then not the pod's. */
-static bool stop_requested(const char *app) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof(path), "%s/" POD_APP_DIR "/%s/" POD_APP_STOP_REQUESTED, pod_dir(), app);
-        return access(path, F_OK) == 0;
-}
-
 /* /sdpod/status: the apps' records (pod-info.h). */
 static int open_status_dir(Error **err) {
         char path[PATH_MAX];
@@ -83,6 +76,61 @@ static int open_status_dir(Error **err) {
         int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         return fd < 0 ? error_sys(err, -errno, "%s", path) : fd;
 }
+
+/* In a pod of the kvm flavor (kvm/kvm-run.h) the host hears the guest
+ * through two virtio-serial ports, which kvm-init links here. */
+#define KVM_REPORT_PORT "/dev/virtio-ports/sdpod.report"
+#define KVM_COMMAND_PORT "/dev/virtio-ports/sdpod.command"
+
+static bool in_vm(void) {
+        return access(KVM_REPORT_PORT, F_OK) == 0;
+}
+
+/* The pod's exit code: its systemd's in a container (what it exits
+ * with); in a VM, where systemd refuses SetExitCode(), a file beside the
+ * apps' records (the guest's tmpfs, which the reapers write; "." is in no
+ * app's name) that pod-helper exit reports to the host. */
+#define VM_EXIT_CODE_FILE ".exit-code"
+
+static int pod_exit_code_get(sd_bus *bus, uint8_t *ret, Error **err) {
+        if (!in_vm())
+                return bus_manager_get_exit_code(bus, ret, err);
+        _cleanup_close_ int dir = open_status_dir(err);
+        _cleanup_free_ char *data = NULL;
+        size_t n = 0;
+        if (dir < 0)
+                return dir;
+        int r = read_file_at(dir, VM_EXIT_CODE_FILE, 16, &data, &n, err);
+        if (r == -ENOENT) {
+                error_free(*err);
+                *err = NULL;
+                *ret = 0;
+                return 0;
+        }
+        if (r < 0)
+                return r;
+        *ret = (uint8_t) atoi(data);
+        return 0;
+}
+
+static int pod_exit_code_set(sd_bus *bus, uint8_t code, Error **err) {
+        if (!in_vm())
+                return bus_manager_set_exit_code(bus, code, err);
+        _cleanup_close_ int dir = open_status_dir(err);
+        if (dir < 0)
+                return dir;
+        char buf[8];
+        int n = snprintf(buf, sizeof(buf), "%u\n", code);
+        return write_file_atomic_at(dir, VM_EXIT_CODE_FILE, buf, (size_t) n, 0644, err);
+}
+
+/* Whether podapp stop asked app to stop: its failure is then not the pod's. */
+static bool stop_requested(const char *app) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof(path), "%s/" POD_APP_DIR "/%s/" POD_APP_STOP_REQUESTED, pod_dir(), app);
+        return access(path, F_OK) == 0;
+}
+
 
 /* A relay of app's output (helpers/app-stdio) that still runs: a process
  * named so in the app's unit's cgroup; 0 when there is none. */
@@ -164,8 +212,8 @@ static int reap(const char *app) {
                 return 0;
         /* The pod exits with the status of the app that failed first. */
         uint8_t code;
-        if (bus_manager_get_exit_code(bus, &code, &err) < 0 ||
-            (code == 0 && bus_manager_set_exit_code(bus, x.exit_status ? x.exit_status : 1, &err) < 0))
+        if (pod_exit_code_get(bus, &code, &err) < 0 ||
+            (code == 0 && pod_exit_code_set(bus, x.exit_status ? x.exit_status : 1, &err) < 0))
                 return fail(err);
         return 0;
 }
@@ -461,14 +509,6 @@ static int pod_halt(const char *app) {
         return 0;
 }
 
-/* In a pod of the kvm flavor (kvm/kvm-run.h) the host hears the guest
- * through two virtio-serial ports, which kvm-init links here. */
-#define KVM_REPORT_PORT "/dev/virtio-ports/sdpod.report"
-#define KVM_COMMAND_PORT "/dev/virtio-ports/sdpod.command"
-
-static bool in_vm(void) {
-        return access(KVM_REPORT_PORT, F_OK) == 0;
-}
 
 /* Writes text to the host (the report port): a port opens once at a
  * time, and ready and exit run one after the other, so a busy one is
@@ -513,7 +553,7 @@ static int report_exit(sd_bus *bus, Error **err) {
                 fputs(line, f);
         }
         uint8_t code = 0;
-        if ((r = bus_manager_get_exit_code(bus, &code, err)) < 0)
+        if ((r = pod_exit_code_get(bus, &code, err)) < 0)
                 return r;
         kvm_report_format(&(KvmReport) { .kind = KVM_REPORT_EXIT, .code = code }, line);
         fputs(line, f);
@@ -529,8 +569,13 @@ static int pod_exit(void) {
                 return fail(err);
         /* A VM: its systemd cannot exit, it powers off, after saying how
          * the pod ended. */
-        if (in_vm())
-                return report_exit(bus, &err) < 0 || bus_manager_power_off(bus, &err) < 0 ? fail(err) : 0;
+        if (in_vm()) {
+                /* Powered off all the same: the host then says the VM
+                 * ended without its exit code. */
+                int r = report_exit(bus, &err) < 0 ? fail(err) : 0;
+                err = NULL;
+                return bus_manager_power_off(bus, &err) < 0 ? fail(err) : r;
+        }
         if (bus_manager_exit(bus, &err) < 0)
                 return fail(err);
         return 0;

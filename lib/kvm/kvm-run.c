@@ -176,6 +176,7 @@ typedef struct KvmChild {
         uid_t uid;
         gid_t gid;
         gid_t kvm_gid;          /* (gid_t) -1: none */
+        pid_t supervisor;
         int out;                /* its stdout and stderr: the console */
         int err_fd;             /* why it did not start */
         char **argv;
@@ -197,12 +198,16 @@ static _noreturn_ void child(const KvmChild *c) {
          * and its process none either. */
         if (unshare(CLONE_NEWNET) < 0)
                 child_fail(c, errno, "network namespace");
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-                child_fail(c, errno, "parent death signal");
         gid_t groups[1] = { c->kvm_gid };
         if (setgroups(c->kvm_gid == (gid_t) -1 ? 0 : 1, groups) < 0 || setresgid(c->gid, c->gid, c->gid) < 0 ||
             setresuid(c->uid, c->uid, c->uid) < 0)
                 child_fail(c, errno, "cannot become the pod's first id");
+        /* After the change of ids, which clears it; and the supervisor
+         * may have died before. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+                child_fail(c, errno, "parent death signal");
+        if (getppid() != c->supervisor)
+                _exit(125);
         /* Its files are the fds it was given, opened through
          * /proc/self/fd: a process that changed its ids is not dumpable,
          * and its /proc/self would be root's. */
@@ -418,7 +423,7 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
                 .uuid = uuid, .limits = &limits, .kvm_gid = g ? g->gr_gid : (gid_t) -1,
                 .uid = start.userns.enabled ? start.userns.base : 65534,
                 .gid = start.userns.enabled ? start.userns.base : 65534,
-                .out = out[1], .err_fd = errp[1], .argv = argv,
+                .out = out[1], .err_fd = errp[1], .argv = argv, .supervisor = getpid(),
         };
         sigset_t mask, old;
         sigemptyset(&mask);
