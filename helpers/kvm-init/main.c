@@ -4,10 +4,8 @@
  * disks the host attached by their serials (stage1, pod, app-I), builds the
  * pod's root from them as the nspawn flavor's pod sees it (the stage1 with
  * /sdpod and /opt/stage2/NAME/rootfs), names the host's virtio-serial ports
- * as udev would and hands over to systemd. The steps are the kvm contract's
- * (plan/kvm-contract.md, "The guest's /init"), with the two ports the
- * host program gives (kvm/kvm-run.h: sdpod.report, sdpod.command) where the
- * contract has one.
+ * as udev would and hands over to systemd (sdpod-stage1(7), "The kvm
+ * flavor"; the ports are kvm/kvm-run.h's: sdpod.report, sdpod.command).
  *
  * Static and libc only: it runs before any root with libraries exists.
  * Every failure ends the VM at once, saying what failed on the console:
