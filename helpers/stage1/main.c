@@ -27,7 +27,6 @@
 #include "bus/bus-util.h"
 #include "bus/pod-bus.h"
 #include "manifest/pod-manifest.h"
-#include "net/netns.h"
 #include "net/pod-network.h"
 #include "pod/pod-cgroup.h"
 #include "pod/pod-exec.h"
@@ -212,21 +211,11 @@ static int gc(const char *uuid) {
                         "systemd-nspawn died\n", uuid);
         crash_point(CRASH_GC_ENTRY_KILLED);
         /* The networks of a pod whose run entrypoint died before it could
-         * release them (the record says which; none: nothing to do), in
-         * the namespace the run entrypoint kept for us (netns.h): the
-         * plugins that read the pod's address there (ptp's masquerade
-         * rules) remove everything. Without it (a pod from before, or one
-         * that died before making it) CNI_NETNS is empty, and plugins
-         * release what lives outside it (addresses, port rules). The
-         * kept namespace goes once DEL is done. */
+         * release them (the record says which; none: nothing to do). */
         _cleanup_close_ int pod_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        char kept[NETNS_KEPT_PATH_MAX];
-        netns_kept_path(uuid, kept);
-        Error *ignored = NULL;
-        bool have_kept = netns_check(kept, &ignored) >= 0;
-        error_free(ignored);
-        if (pod_fd < 0 || pod_network_down(pod_fd, uuid, have_kept ? kept : "", &err) < 0 ||
-            netns_unkeep(-1, uuid, &err) < 0)
+        if (pod_fd < 0)
+                return fail((error_sys(&err, -errno, "pod %s", uuid), err));
+        if (pod_network_down_kept(pod_fd, uuid, &err) < 0)
                 return fail(err);
         crash_point(CRASH_GC_ENTRY_NET);
         /* The cgroup the run entrypoint made on a host without systemd,

@@ -35,6 +35,7 @@
 #include "pod/pod-info.h"
 #include "pod/pod-process.h"
 #include "pod/pod-run.h"
+#include "pod/pod-supervised.h"
 #include "pod/pod-userns.h"
 #include "fly/fly-seccomp.h"
 #include "unit/app-isolators.h"
@@ -443,16 +444,10 @@ int fly_run_exec(const char *uuid, int lock_fd, Error **err) {
                 return error_sys(err, -errno, "pod %s: pipes", uuid);
         /* SIGTERM, SIGINT, SIGHUP: read from a signalfd, also while the
          * child starts (it unblocks them for itself). */
-        sigset_t mask, old;
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGHUP);
-        sigaddset(&mask, SIGCHLD);
-        sigprocmask(SIG_BLOCK, &mask, &old);
-        _cleanup_close_ int sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        sigset_t old;
+        _cleanup_close_ int sig_fd = pod_supervisor_signals(&old, err);
         if (sig_fd < 0)
-                return error_sys(err, -errno, "pod %s: signalfd", uuid);
+                return error_prefix(err, "pod %s", uuid);
 
         FlyChild c = {
                 .uuid = uuid, .pod_fd = pod_fd, .pod = pod, .root = root, .app = app, .iso = &iso, .limits = &limits,
@@ -493,19 +488,10 @@ int fly_run_exec(const char *uuid, int lock_fd, Error **err) {
         }
         close(sync_c[0]);
         close(sync_p[1]);
-        /* Until the exec, the error pipe says why it failed. */
-        char msg[513];
-        ssize_t k = read(errp[0], msg, sizeof(msg) - 1);
-        close(errp[0]);
-        if (k > 0) {
-                msg[k] = 0;
-                text_make_printable(msg, (size_t) k, false);
-                int st;
-                (void) waitpid(pid, &st, 0);
-                (void) pod_cgroup_kill(uuid, NULL);
-                (void) pod_cgroup_remove(uuid, NULL);
-                return error_set(err, -EIO, "pod %s: app %s did not start: %s", uuid, app->name, msg);
-        }
+        char what[128];
+        snprintf(what, sizeof(what), "app %s", app->name);
+        if ((r = pod_supervisor_child_started(uuid, pid, errp[0], what, err)) < 0)
+                return r;
         Error *ignored = NULL;
         if (pod_pid_file_write(pod_fd, getpid(), lock_fd, &ignored) < 0)
                 error_free(ignored);
@@ -560,13 +546,7 @@ int fly_run_exec(const char *uuid, int lock_fd, Error **err) {
                 error_free(ignored);
                 ignored = NULL;
         }
-        uint64_t drain_until = monotonic_usec() + 1000000;
-        while (out_open && monotonic_usec() < drain_until) {
-                struct pollfd p = { out[0], POLLIN, 0 };
-                if (poll(&p, 1, 100) > 0)
-                        out_open = pod_log_drain(&log, out[0]);
-        }
-        close(out[0]);
+        pod_supervisor_drain(&log, out[0], out_open);
         pod_log_finish(&log);
         (void) pod_cgroup_remove(uuid, NULL);
         pod_net_release(&ns);

@@ -24,6 +24,7 @@
 #include "pod/pod-log.h"
 #include "pod/pod-process.h"
 #include "pod/pod-run.h"
+#include "pod/pod-supervised.h"
 #include "pod/stage1.h"
 
 #define QEMU "/usr/bin/qemu-system-x86_64"
@@ -425,16 +426,10 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
                 .gid = start.userns.enabled ? start.userns.base : 65534,
                 .out = out[1], .err_fd = errp[1], .argv = argv, .supervisor = getpid(),
         };
-        sigset_t mask, old;
-        sigemptyset(&mask);
-        sigaddset(&mask, SIGTERM);
-        sigaddset(&mask, SIGINT);
-        sigaddset(&mask, SIGHUP);
-        sigaddset(&mask, SIGCHLD);
-        sigprocmask(SIG_BLOCK, &mask, &old);
-        _cleanup_close_ int sig_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        sigset_t old;
+        _cleanup_close_ int sig_fd = pod_supervisor_signals(&old, err);
         if (sig_fd < 0)
-                return error_sys(err, -errno, "pod %s: signalfd", uuid);
+                return error_prefix(err, "pod %s", uuid);
         fflush(NULL);
         pid_t pid = fork();
         if (pid < 0)
@@ -452,18 +447,8 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
                 kill(pid, SIGKILL);
                 return error_sys(err, -errno, "pod %s: pidfd", uuid);
         }
-        /* Until the exec, the error pipe says why it failed. */
-        char msg[513];
-        ssize_t k = read(errp[0], msg, sizeof(msg) - 1);
-        close(errp[0]);
-        if (k > 0) {
-                msg[k] = 0;
-                text_make_printable(msg, (size_t) k, false);
-                (void) waitpid(pid, NULL, 0);
-                (void) pod_cgroup_kill(uuid, NULL);
-                (void) pod_cgroup_remove(uuid, NULL);
-                return error_set(err, -EIO, "pod %s: QEMU did not start: %s", uuid, msg);
-        }
+        if ((r = pod_supervisor_child_started(uuid, pid, errp[0], "QEMU", err)) < 0)
+                return r;
 
         Error *ignored = NULL;
         if (pod_pid_file_write(pod_fd, getpid(), lock_fd, &ignored) < 0)
@@ -514,12 +499,7 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
                 if ((p[0].revents & POLLIN) && waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED) == 0)
                         break;
         }
-        uint64_t drain_until = monotonic_usec() + 1000000;
-        while (out_open && monotonic_usec() < drain_until) {
-                struct pollfd p = { out[0], POLLIN, 0 };
-                if (poll(&p, 1, 100) > 0)
-                        out_open = pod_log_drain(&log, out[0]);
-        }
+        pod_supervisor_drain(&log, out[0], out_open);
         int status;
         char note[256] = "";
         if (bad) {
@@ -542,7 +522,6 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
                 pod_log_write(&log, "\n", 1);
                 fprintf(stderr, "%s\n", note);
         }
-        close(out[0]);
         pod_log_finish(&log);
         (void) pod_cgroup_kill(uuid, NULL);
         (void) pod_cgroup_remove(uuid, NULL);

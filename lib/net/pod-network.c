@@ -6,6 +6,7 @@
 #include "basic/fs.h"
 #include "basic/json-util.h"
 #include "net/cni.h"
+#include "net/netns.h"
 #include "net/conntrack-limit.h"
 #include "net/pod-network.h"
 #include "net/ports.h"
@@ -242,4 +243,14 @@ struct json_object *pod_network_dns(int pod_fd) {
                         return json_object_get(dns);
         }
         return NULL;
+}
+
+int pod_network_down_kept(int pod_fd, const char *uuid, Error **err) {
+        char kept[NETNS_KEPT_PATH_MAX];
+        netns_kept_path(uuid, kept);
+        Error *ignored = NULL;
+        bool have_kept = netns_check(kept, &ignored) >= 0;
+        error_free(ignored);
+        int r = pod_network_down(pod_fd, uuid, have_kept ? kept : "", err);
+        return r < 0 ? r : netns_unkeep(-1, uuid, err);
 }

@@ -39,6 +39,15 @@ int pod_network_up(int pod_fd, const char *uuid, const PodManifest *m, const Pod
  * A DEL that fails keeps the record, so that gc tries again. */
 int pod_network_down(int pod_fd, const char *uuid, const char *netns, Error **err);
 
+/* The gc entrypoints' release of the networks of a pod whose run
+ * entrypoint died before it could: pod_network_down() in the namespace the
+ * run entrypoint kept for it (netns.h), where the plugins that read the
+ * pod's address (ptp's masquerade rules) remove everything; without one (a
+ * pod that died before making it), with CNI_NETNS empty, so that plugins
+ * release what lives outside it (addresses, port rules). Then the kept
+ * namespace goes. */
+int pod_network_down_kept(int pod_fd, const char *uuid, Error **err);
+
 /* What the record says, for status: an array of {name, interface,
  * addresses: ["10.77.0.5/16", ...], gateway}; an empty array without
  * record. */

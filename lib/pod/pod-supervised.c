@@ -1,9 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
-#include "net/netns.h"
+#include "basic/time-util.h"
+
 #include "net/pod-network.h"
 #include "pod/pod-cgroup.h"
 #include "pod/pod-process.h"
@@ -44,17 +48,47 @@ int pod_supervised_gc(const char *uuid, Error **err) {
         if (n > 0)
                 fprintf(stderr, "gc: pod %s: killed what was left in its cgroup\n", uuid);
         _cleanup_close_ int pod_fd = open(".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        char kept[NETNS_KEPT_PATH_MAX];
-        netns_kept_path(uuid, kept);
-        Error *ignored = NULL;
-        bool have_kept = netns_check(kept, &ignored) >= 0;
-        error_free(ignored);
         int r;
         if (pod_fd < 0)
                 return error_sys(err, -errno, "pod %s", uuid);
-        if ((r = pod_network_down(pod_fd, uuid, have_kept ? kept : "", err)) < 0 ||
-            (r = netns_unkeep(-1, uuid, err)) < 0 || (r = pod_cgroup_remove(uuid, err)) < 0)
+        if ((r = pod_network_down_kept(pod_fd, uuid, err)) < 0 || (r = pod_cgroup_remove(uuid, err)) < 0)
                 return r;
         (void) pod_cgroup_remove_stale();
         return 0;
+}
+
+int pod_supervisor_signals(sigset_t *old, Error **err) {
+        sigset_t mask;
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGCHLD);
+        sigprocmask(SIG_BLOCK, &mask, old);
+        int fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+        return fd < 0 ? error_sys(err, -errno, "signalfd") : fd;
+}
+
+int pod_supervisor_child_started(const char *uuid, pid_t pid, int err_fd, const char *what, Error **err) {
+        char msg[513];
+        ssize_t k = read(err_fd, msg, sizeof(msg) - 1);
+        close(err_fd);
+        if (k <= 0)
+                return 0;
+        msg[k] = 0;
+        text_make_printable(msg, (size_t) k, false);
+        (void) waitpid(pid, NULL, 0);
+        (void) pod_cgroup_kill(uuid, NULL);
+        (void) pod_cgroup_remove(uuid, NULL);
+        return error_set(err, -EIO, "pod %s: %s did not start: %s", uuid, what, msg);
+}
+
+void pod_supervisor_drain(PodLog *log, int fd, bool open) {
+        uint64_t until = monotonic_usec() + 1000000;
+        while (open && monotonic_usec() < until) {
+                struct pollfd p = { fd, POLLIN, 0 };
+                if (poll(&p, 1, 100) > 0)
+                        open = pod_log_drain(log, fd);
+        }
+        close(fd);
 }

@@ -7,9 +7,29 @@
  * file (pod-process.h), its child is the pod's leader. The working
  * directory is the pod directory. */
 
+#include <signal.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "basic/error.h"
+#include "pod/pod-log.h"
+
+/* The supervisor's side of its run entrypoint, shared by both flavors. */
+
+/* Blocks SIGTERM, SIGINT, SIGHUP and SIGCHLD (what was blocked before
+ * into *old, for the child to restore) and returns a non-blocking
+ * signalfd of them: the supervisor reads them while its child starts. */
+int pod_supervisor_signals(sigset_t *old, Error **err);
+
+/* Until its exec, the child writes why it failed to err_fd's other end:
+ * reads it (and closes err_fd). A message: the child is reaped, the pod's
+ * cgroup emptied and removed, and -EIO says "WHAT did not start: ...". */
+int pod_supervisor_child_started(const char *uuid, pid_t pid, int err_fd, const char *what, Error **err);
+
+/* After the child's end, what is still in its output pipe (at most 1 s
+ * more: what escaped into the cgroup may hold it open), into the log;
+ * closes fd. */
+void pod_supervisor_drain(PodLog *log, int fd, bool open);
 
 /* SIGTERM to the supervisor, which stops its child its own way; with
  * force SIGKILL to the child (the supervisor then records its end and
