@@ -461,7 +461,7 @@ int fly_run_exec(const char *uuid, int lock_fd, Error **err) {
         if (pid < 0)
                 return error_sys(err, -errno, "pod %s: cannot start app %s", uuid, app->name);
         if (pid == 0) {
-                sigprocmask(SIG_SETMASK, &old, NULL);
+                pod_supervisor_child_signals(&old);
                 /* Nothing of ours but the pipes it writes reaches the app:
                  * the lock stays ours. */
                 child(&c);

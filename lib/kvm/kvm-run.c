@@ -112,62 +112,104 @@ void kvm_report_format(const KvmReport *r, char buf[static KVM_REPORT_LINE_MAX +
                 snprintf(buf, KVM_REPORT_LINE_MAX + 2, "exit %d\n", r->code);
 }
 
-/* Runs a program of the host (an absolute path), waited for; its output
- * goes to our stderr. Only for what the host trusts: mkfs.erofs on trees
- * the store made. */
-static int run_tool(char *const *argv, Error **err) {
+/* What the supervisor makes the disks with, and may be stopped in. */
+typedef struct DiskMaker {
+        const char *uuid;
+        const char *pod;
+        int pod_fd;
+        const PodCgroupLimits *limits;
+        const sigset_t *old_mask;
+        int sig_fd;
+} DiskMaker;
+
+/* Runs mkfs.erofs (a program of the host's, on trees the store made: it
+ * follows no link, and records special files as they are), in the pod's
+ * cgroup (its limits hold it; stop --force and gc kill it), its output to
+ * our stderr. A SIGTERM, SIGINT or SIGHUP to the supervisor meanwhile
+ * (sdpod stop) kills it: -ECANCELED. */
+static int run_mkfs(const DiskMaker *d, char *const *argv, Error **err) {
         pid_t pid = fork();
         if (pid < 0)
                 return error_sys(err, -errno, "%s", argv[0]);
         if (pid == 0) {
+                Error *e = NULL;
                 int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-                if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+                pod_supervisor_child_signals(d->old_mask);
+                if (null < 0 || dup2(null, STDIN_FILENO) < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0 ||
+                    pod_cgroup_enter(d->uuid, d->limits, &e) < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
                         _exit(127);
-                execv(argv[0], argv);
+                char *env[] = { (char *) "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+                execve(argv[0], argv, env);
                 _exit(127);
         }
-        int st;
-        while (waitpid(pid, &st, 0) < 0)
-                if (errno != EINTR)
-                        return error_sys(err, -errno, "%s", argv[0]);
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-                return error_set(err, -EIO, "%s failed (%s %d)", argv[0], WIFEXITED(st) ? "exit status" : "signal",
-                                 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st));
+        _cleanup_close_ int pidfd = (int) syscall(SYS_pidfd_open, pid, 0);
+        if (pidfd < 0) {
+                kill(pid, SIGKILL);
+                (void) waitpid(pid, NULL, 0);
+                return error_sys(err, -errno, "%s", argv[0]);
+        }
+        bool stopped = false;
+        siginfo_t si = {};
+        for (;;) {
+                struct pollfd p[] = { { pidfd, POLLIN, 0 }, { d->sig_fd, POLLIN, 0 } };
+                if (poll(p, ELEMENTSOF(p), -1) < 0 && errno != EINTR)
+                        break;
+                struct signalfd_siginfo ssi;
+                while (read(d->sig_fd, &ssi, sizeof(ssi)) == sizeof(ssi))
+                        if (ssi.ssi_signo != SIGCHLD && !stopped) {
+                                stopped = true;
+                                (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                        }
+                if ((p[0].revents & POLLIN) && waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED) == 0)
+                        break;
+        }
+        if (stopped)
+                return error_set(err, -ECANCELED, "stopped while its disks were made");
+        if (si.si_code != CLD_EXITED || si.si_status != 0)
+                return error_set(err, -EIO, "%s failed (%s %d)", argv[0], si.si_code == CLD_EXITED ? "exit status" : "signal",
+                                 si.si_status);
         return 0;
 }
 
-/* An erofs image of the tree at source, at pod/VM_DIR/name (replaced). */
-static int make_erofs(const char *pod, int pod_fd, const char *name, const char *source, Error **err) {
-        _cleanup_free_ char *image = NULL, *rel = NULL;
-        if (asprintf(&image, "%s/" VM_DIR "/%s", pod, name) < 0 || asprintf(&rel, VM_DIR "/%s", name) < 0)
+/* An erofs image of the tree at source, at pod/VM_DIR/name. */
+static int make_erofs(const DiskMaker *d, const char *name, const char *source, Error **err) {
+        _cleanup_free_ char *image = NULL;
+        if (asprintf(&image, "%s/" VM_DIR "/%s", d->pod, name) < 0)
                 return error_sys(err, -ENOMEM, "%s", name);
-        int r = unlink_beneath(pod_fd, rel, 0);
-        if (r < 0 && r != -ENOENT)
-                return error_sys(err, r, "%s", rel);
-        /* -T0: the same tree gives the same image; -E noinline_data keeps
-         * it simple for the guest's reader. */
+        /* -T0: the same tree gives the same image. */
         char *argv[] = { (char *) MKFS_EROFS, (char *) "--quiet", (char *) "-T0", image, (char *) source, NULL };
-        r = run_tool(argv, err);
+        int r = run_mkfs(d, argv, err);
         return r < 0 ? error_prefix(err, "%s", name) : 0;
 }
 
 /* The "pod" disk's tree: the manifest as /sdpod/pod, an empty status/
  * (the guest's reapers write there, on a tmpfs over it). */
-static int make_pod_disk(const char *pod, int pod_fd, Error **err) {
+static int make_pod_disk(const DiskMaker *d, Error **err) {
         static const char dir[] = VM_DIR "/pod.d";
         _cleanup_free_ char *manifest = NULL, *tree = NULL;
         size_t size = 0;
         int r;
-        (void) rm_rf_at(pod_fd, dir);
-        if ((r = mkdir_owned_beneath(pod_fd, dir, 0755, 0, 0)) < 0 ||
-            (r = mkdir_owned_beneath(pod_fd, VM_DIR "/pod.d/" POD_APP_STATUS_DIR, 0755, 0, 0)) < 0)
+        if ((r = mkdir_owned_beneath(d->pod_fd, dir, 0755, 0, 0)) < 0 ||
+            (r = mkdir_owned_beneath(d->pod_fd, VM_DIR "/pod.d/" POD_APP_STATUS_DIR, 0755, 0, 0)) < 0)
                 return error_sys(err, r, "%s", dir);
-        if ((r = read_file_at(pod_fd, "pod", 1 << 20, &manifest, &size, err)) < 0 ||
-            (r = write_file_atomic_at(pod_fd, VM_DIR "/pod.d/pod", manifest, size, 0644, err)) < 0)
+        if ((r = read_file_at(d->pod_fd, "pod", 1 << 20, &manifest, &size, err)) < 0 ||
+            (r = write_file_atomic_at(d->pod_fd, VM_DIR "/pod.d/pod", manifest, size, 0644, err)) < 0)
                 return r;
-        if (asprintf(&tree, "%s/%s", pod, dir) < 0)
+        if (asprintf(&tree, "%s/%s", d->pod, dir) < 0)
                 return error_sys(err, -ENOMEM, "%s", dir);
-        return make_erofs(pod, pod_fd, "pod.erofs", tree, err);
+        return make_erofs(d, "pod.erofs", tree, err);
+}
+
+/* The disks are made anew at each start and removed at the pod's end:
+ * none outlives the VM (copies of image trees, as big as they are). */
+static void vm_dir_remove(int pod_fd) {
+        int r = rm_rf_beneath(pod_fd, VM_DIR);
+        if (r < 0 && r != -ENOENT)
+                fprintf(stderr, "cannot remove %s: %s\n", VM_DIR, strerror(-r));
+}
+static void vm_dir_removep(int *pod_fd) {
+        if (*pod_fd >= 0)
+                vm_dir_remove(*pod_fd);
 }
 
 /* What the QEMU child is handed. */
@@ -214,7 +256,9 @@ static _noreturn_ void child(const KvmChild *c) {
          * and its /proc/self would be root's. */
         if (prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 child_fail(c, errno, "prctl");
-        execv(c->argv[0], c->argv);
+        /* Nothing of the caller's environment: QEMU's id could read it. */
+        char *env[] = { (char *) "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+        execve(c->argv[0], c->argv, env);
         child_fail(c, errno, "cannot execute " QEMU);
 }
 
@@ -295,6 +339,8 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
                 return r;
         if ((r = kvm_manifest_check(start.manifest, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
+        if (!start.userns.enabled)
+                return error_set(err, -EOPNOTSUPP, "pod %s: the kvm flavor needs the pod's user namespace (its range)", uuid);
         const char *pod = start.pod, *data = start.data;
         const PodManifest *m = start.manifest;
         int pod_fd = start.pod_fd;
@@ -305,26 +351,61 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
                 return error_prefix(err, "pod %s", uuid);
         if ((image_fd = open(image, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
                 return error_sys(err, -errno, "pod %s: stage1 image %s", uuid, image);
+        _cleanup_(pod_cgroup_limits_done) PodCgroupLimits limits = {};
+        if ((r = pod_cgroup_limits_from_manifest(m, &limits, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
+        /* From here on, sdpod stop reaches us (the pid file) and we hear it
+         * (the signalfd), while the disks are made too. */
+        sigset_t old;
+        _cleanup_close_ int sig_fd = pod_supervisor_signals(&old, err);
+        if (sig_fd < 0)
+                return error_prefix(err, "pod %s", uuid);
+        Error *ignored = NULL;
+        if (pod_pid_file_write(pod_fd, getpid(), lock_fd, &ignored) < 0)
+                error_free(ignored);
 
-        /* The disks: the pod's manifest, each app's tree. */
+        /* The disks: the pod's manifest, and each distinct tree of its
+         * apps' images once. */
+        (void) rm_rf_beneath(pod_fd, VM_DIR);
         if ((r = mkdir_owned_beneath(pod_fd, VM_DIR, 0755, 0, 0)) < 0)
                 return error_sys(err, r, "pod %s: %s", uuid, VM_DIR);
-        if ((r = make_pod_disk(pod, pod_fd, err)) < 0)
+        _cleanup_(vm_dir_removep) int vm_dir_pod_fd = pod_fd;
+        DiskMaker dm = { .uuid = uuid, .pod = pod, .pod_fd = pod_fd, .limits = &limits, .old_mask = &old, .sig_fd = sig_fd };
+        if ((r = make_pod_disk(&dm, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
         _cleanup_free_ char *app_names = NULL;
-        for (size_t i = 0; i < m->n_apps; i++) {
+        char *lowers[KVM_APPS_MAX] = {};
+        size_t disk_of[KVM_APPS_MAX];
+        for (size_t i = 0; r >= 0 && i < m->n_apps; i++) {
                 const PodApp *app = &m->apps[i];
                 _cleanup_(app_root_layers_done) AppRootLayers l = {};
                 char name[32];
+                if ((r = app_root_layers(pod, data, app, &l, err)) < 0) {
+                        error_prefix(err, "pod %s: app %s", uuid, app->name);
+                        break;
+                }
+                disk_of[i] = i;
+                for (size_t j = 0; j < i; j++)
+                        if (lowers[j] && streq(lowers[j], l.lower))
+                                disk_of[i] = disk_of[j];
+                lowers[i] = TAKE_PTR(l.lower);
                 snprintf(name, sizeof(name), "app-%zu.erofs", i);
-                if ((r = app_root_layers(pod, data, app, &l, err)) < 0 || (r = make_erofs(pod, pod_fd, name, l.lower, err)) < 0)
-                        return error_prefix(err, "pod %s: app %s", uuid, app->name);
+                if (disk_of[i] == i && (r = make_erofs(&dm, name, lowers[i], err)) < 0) {
+                        error_prefix(err, "pod %s: app %s", uuid, app->name);
+                        break;
+                }
                 char *s = NULL;
-                if (asprintf(&s, "%s%s%s", app_names ?: "", app_names ? "," : "", app->name) < 0)
-                        return error_sys(err, -ENOMEM, "pod %s", uuid);
+                if (asprintf(&s, "%s%s%s", app_names ?: "", app_names ? "," : "", app->name) < 0) {
+                        r = error_sys(err, -ENOMEM, "pod %s", uuid);
+                        break;
+                }
                 free(app_names);
                 app_names = s;
         }
+        for (size_t i = 0; i < m->n_apps; i++)
+                free(lowers[i]);
+        if (r < 0)
+                return r;
 
         /* Each app's record, made before the guest can report it. */
         _cleanup_close_ int status_fd = -1;
@@ -338,12 +419,9 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
         _cleanup_(pod_log_finish) PodLog log = { .fd = -1 };
         if ((r = pod_log_open(pod_fd, &log, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
-        _cleanup_(pod_cgroup_limits_done) PodCgroupLimits limits = {};
-        if ((r = pod_cgroup_limits_from_manifest(m, &limits, err)) < 0)
-                return error_prefix(err, "pod %s", uuid);
 
         /* QEMU's files, as fds it keeps. */
-        int fds[16];
+        int fds[4 + KVM_APPS_MAX + 2];
         size_t n_fds = 0;
         char kernel[32], initrd[32], stage1[32], pod_disk[32];
         if ((r = open_for_qemu(image_fd, GUEST_KERNEL, kernel, fds, &n_fds, err)) < 0 ||
@@ -351,14 +429,13 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
             (r = open_for_qemu(image_fd, GUEST_STAGE1, stage1, fds, &n_fds, err)) < 0 ||
             (r = open_for_qemu(pod_fd, VM_DIR "/pod.erofs", pod_disk, fds, &n_fds, err)) < 0)
                 return error_prefix(err, "pod %s: stage1 image %s", uuid, image);
-        if (m->n_apps > ELEMENTSOF(fds) - n_fds - 2)
-                return error_set(err, -EOPNOTSUPP, "pod %s: the kvm flavor runs at most %zu apps", uuid,
-                                 ELEMENTSOF(fds) - n_fds - 2);
-        char apps[ELEMENTSOF(fds)][32];
+        char apps[KVM_APPS_MAX][32];
         for (size_t i = 0; i < m->n_apps; i++) {
                 char name[48];
-                snprintf(name, sizeof(name), VM_DIR "/app-%zu.erofs", i);
-                if ((r = open_for_qemu(pod_fd, name, apps[i], fds, &n_fds, err)) < 0)
+                snprintf(name, sizeof(name), VM_DIR "/app-%zu.erofs", disk_of[i]);
+                if (disk_of[i] != i)
+                        memcpy(apps[i], apps[disk_of[i]], sizeof(apps[i]));
+                else if ((r = open_for_qemu(pod_fd, name, apps[i], fds, &n_fds, err)) < 0)
                         return error_prefix(err, "pod %s", uuid);
         }
         int report[2], command[2], out[2], errp[2];
@@ -393,7 +470,7 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
             argv_add(&argv, "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny") < 0 ||
             argv_add(&argv, "-kernel") < 0 || argv_add(&argv, "%s", kernel) < 0 || argv_add(&argv, "-initrd") < 0 ||
             argv_add(&argv, "%s", initrd) < 0 || argv_add(&argv, "-append") < 0 ||
-            argv_add(&argv, "console=ttyS0 panic=-1 quiet rdinit=/init sdpod.apps=%s%s", app_names, tsc) < 0 ||
+            argv_add(&argv, "console=ttyS0 panic=-1 quiet no_timer_check rdinit=/init sdpod.apps=%s%s", app_names, tsc) < 0 ||
             argv_add(&argv, "-device") < 0 || argv_add(&argv, "isa-debug-exit,iobase=0xf4,iosize=0x04") < 0 ||
             argv_add(&argv, "-device") < 0 || argv_add(&argv, "virtio-serial-pci") < 0 ||
             argv_add(&argv, "-chardev") < 0 || argv_add(&argv, "socket,id=report,fd=%d", report[1]) < 0 ||
@@ -422,20 +499,15 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
         struct group *g = streq(accel, "kvm") ? getgrnam("kvm") : NULL;
         KvmChild c = {
                 .uuid = uuid, .limits = &limits, .kvm_gid = g ? g->gr_gid : (gid_t) -1,
-                .uid = start.userns.enabled ? start.userns.base : 65534,
-                .gid = start.userns.enabled ? start.userns.base : 65534,
+                .uid = start.userns.base, .gid = start.userns.base,
                 .out = out[1], .err_fd = errp[1], .argv = argv, .supervisor = getpid(),
         };
-        sigset_t old;
-        _cleanup_close_ int sig_fd = pod_supervisor_signals(&old, err);
-        if (sig_fd < 0)
-                return error_prefix(err, "pod %s", uuid);
         fflush(NULL);
         pid_t pid = fork();
         if (pid < 0)
                 return error_sys(err, -errno, "pod %s: cannot start QEMU", uuid);
         if (pid == 0) {
-                sigprocmask(SIG_SETMASK, &old, NULL);
+                pod_supervisor_child_signals(&old);
                 child(&c);
         }
         for (size_t i = 0; i < n_fds; i++)
@@ -450,9 +522,6 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
         if ((r = pod_supervisor_child_started(uuid, pid, errp[0], "QEMU", err)) < 0)
                 return r;
 
-        Error *ignored = NULL;
-        if (pod_pid_file_write(pod_fd, getpid(), lock_fd, &ignored) < 0)
-                error_free(ignored);
         fcntl(out[0], F_SETFL, O_NONBLOCK);
         fcntl(report[0], F_SETFL, O_NONBLOCK);
         Reports rep = { .exit_code = -1 };
@@ -525,5 +594,6 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
         pod_log_finish(&log);
         (void) pod_cgroup_kill(uuid, NULL);
         (void) pod_cgroup_remove(uuid, NULL);
+        vm_dir_remove(pod_fd);
         exit(status);
 }

@@ -15,10 +15,15 @@
  *               serial: "stage1", the image's (the nspawn flavor's stage1
  *               rootfs); "pod", made at each start from the pod's manifest
  *               (/sdpod/pod in the guest); "app-I", made from the tree of
- *               the I-th app's image. What the apps write stays in the
- *               guest's memory (tmpfs overlays) and is gone with the VM
- *   QEMU        runs as the first id of the pod's range (nobody without
- *               one), with no_new_privs, QEMU's own seccomp sandbox, in a
+ *               the I-th app's image (one disk per distinct tree, the
+ *               apps of one image sharing it); made in the pod's cgroup
+ *               once the pid file and the signals are set up (a stop
+ *               reaches them), removed when the pod ends. What the apps
+ *               write stays in the guest's memory (tmpfs overlays)
+ *   QEMU        runs as the first id of the pod's range (a pod without
+ *               one is refused: two QEMUs of one id could trace each
+ *               other), with an environment of its own (none of the
+ *               caller's), no_new_privs, QEMU's own seccomp sandbox, in a
  *               network namespace of its own with nothing in it, in the
  *               pod's cgroup (its memory and CPU limits hold it), and dies
  *               with the supervisor (PR_SET_PDEATHSIG). Its files are fds

@@ -5,6 +5,7 @@
 #include "manifest/app-lifecycle.h"
 #include "manifest/pod-net.h"
 #include "pod/flavor-check.h"
+#include "pod/pod-userns.h"
 #include "pod/stage1.h"
 #include "unit/app-isolators.h"
 
@@ -53,17 +54,24 @@ int fly_manifest_check(const PodManifest *m, Error **err) {
  * systemd in the guest running them as in the nspawn flavor, no network
  * and nothing of the host's files inside yet. */
 int kvm_manifest_check(const PodManifest *m, Error **err) {
-        if (m->n_apps == 0)
-                return error_set(err, -EOPNOTSUPP, "the kvm flavor runs the apps of a pod: this one has none");
-        const char *v = pod_manifest_get_annotation(m, POD_ANNOTATION_MUTABLE);
+        if (m->n_apps == 0 || m->n_apps > KVM_APPS_MAX)
+                return error_set(err, -EOPNOTSUPP, "the kvm flavor runs 1 to %d apps, not %zu", KVM_APPS_MAX, m->n_apps);
+        /* QEMU runs as the first id of the pod's range: without one, the
+         * VMs of every such pod would share an id (nobody) and could
+         * trace each other's QEMU. */
+        const char *v = pod_manifest_get_annotation(m, POD_ANNOTATION_PRIVATE_USERS);
+        if (v && streq(v, "no"))
+                return error_set(err, -EOPNOTSUPP, "the kvm flavor runs each pod's QEMU as an id of its own range: "
+                                 "--private-users=no is refused with it");
+        int r;
+        v = pod_manifest_get_annotation(m, POD_ANNOTATION_MUTABLE);
         if (v && streq(v, "true"))
                 return error_set(err, -EOPNOTSUPP, "the kvm flavor cannot add apps to a running pod yet (podapp "
                                  "sandbox needs --stage1=nspawn)");
         if (m->n_volumes > 0)
                 return error_set(err, -EOPNOTSUPP, "the kvm flavor does not mount volumes yet (use --stage1=nspawn)");
         _cleanup_(pod_net_done) PodNet net = {};
-        int r = pod_net_from_manifest(m, &net, err);
-        if (r < 0)
+        if ((r = pod_net_from_manifest(m, &net, err)) < 0)
                 return r;
         if (net.mode != POD_NET_NONE)
                 return error_set(err, -EOPNOTSUPP, "the kvm flavor has no network yet: --net=none, or --stage1=nspawn");

@@ -65,8 +65,14 @@ int pod_supervisor_signals(sigset_t *old, Error **err) {
         sigaddset(&mask, SIGHUP);
         sigaddset(&mask, SIGCHLD);
         sigprocmask(SIG_BLOCK, &mask, old);
+        (void) signal(SIGPIPE, SIG_IGN);
         int fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
         return fd < 0 ? error_sys(err, -errno, "signalfd") : fd;
+}
+
+void pod_supervisor_child_signals(const sigset_t *old) {
+        (void) signal(SIGPIPE, SIG_DFL);
+        sigprocmask(SIG_SETMASK, old, NULL);
 }
 
 int pod_supervisor_child_started(const char *uuid, pid_t pid, int err_fd, const char *what, Error **err) {

@@ -18,8 +18,15 @@
 
 /* Blocks SIGTERM, SIGINT, SIGHUP and SIGCHLD (what was blocked before
  * into *old, for the child to restore) and returns a non-blocking
- * signalfd of them: the supervisor reads them while its child starts. */
+ * signalfd of them: the supervisor reads them while its child starts.
+ * SIGPIPE is ignored: a reader of its output that goes away (sdpod run
+ * | head) must not end the supervisor before it has recorded and cleaned
+ * up. */
 int pod_supervisor_signals(sigset_t *old, Error **err);
+/* In a child of the supervisor, before its exec: the signal mask of old
+ * and SIGPIPE's default back (an ignored signal stays ignored across
+ * execve). */
+void pod_supervisor_child_signals(const sigset_t *old);
 
 /* Until its exec, the child writes why it failed to err_fd's other end:
  * reads it (and closes err_fd). A message: the child is reaped, the pod's

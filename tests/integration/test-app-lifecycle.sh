@@ -148,9 +148,10 @@ wait_pid "$W_PID"
 # ---------------------------------------------------------------------------
 echo "# health checks: starting, healthy, unhealthy, and what follows"
 # ---------------------------------------------------------------------------
-# Healthy for 8 s, then not; a start period longer than the whole section
-# can take on a loaded machine (three tests at once, under ASan).
-flapping='touch /tmp/ok; sleep 8; rm /tmp/ok; sleep 1000'
+# Healthy for 30 s, then not: the window must outlast wait_app and the
+# first checks on a loaded machine (three tests at once, under ASan: 8 s
+# was missed); a start period longer than the whole section can take.
+flapping='touch /tmp/ok; sleep 30; rm /tmp/ok; sleep 1000'
 run_bg K busybox --app=flap --health-cmd='test -f /tmp/ok' --health-interval=300ms --health-retries=2 \
 	--health-on-failure=restart --exec=/bin/sh -- -c "$flapping" \
 	--- busybox --app=sick --health-cmd='["/bin/false"]' --health-interval=300ms --health-retries=1 \
@@ -159,9 +160,9 @@ run_bg K busybox --app=flap --health-cmd='test -f /tmp/ok' --health-interval=300
 	--health-start-period=180s --exec=/bin/sleep -- 1000
 wait_app "$K" flap
 assert_eq "before its first check an app is starting" starting "$(status_of "$K" app-late.health)"
-check "a passing check makes it healthy" wait_until 10 status_is "$K" app-flap.health healthy
+check "a passing check makes it healthy" wait_until 30 status_is "$K" app-flap.health healthy
 check "failing checks make it unhealthy" wait_until 10 status_is "$K" app-sick.health unhealthy
-check "with --health-on-failure=restart, an unhealthy app is restarted" wait_until 20 \
+check "with --health-on-failure=restart, an unhealthy app is restarted" wait_until 60 \
 	journal_has "app flap is unhealthy: restarting it" "$K"
 assert_eq "the pod runs on meanwhile" running "$(status_of "$K" state)"
 sleep 1
@@ -198,7 +199,9 @@ assert_exit 0 pa list "$M"
 assert_contains "podapp list has a RESTARTS column" "$OUT" "RESTARTS"
 assert_exit 0 pa stop "$M" --app=flaky
 assert_exit 0 pa start "$M" --app=flaky
-assert_jq "a start begins a new count" "$(pa status "$M" --app=flaky --format=json)" .restarts 0
+# The app fails again 0.2 s after its start: by the time status looks it
+# may have been restarted once more, never the two of before.
+assert_jq "a start begins a new count" "$(pa status "$M" --app=flaky --format=json)" '.restarts <= 1' true
 assert_exit 0 pa rm "$M" --app=flaky
 
 assert_exit 0 pa add "$M" --app=stubborn --stop-timeout=1s --exec=/bin/sh busybox -- -c "$ignore_term"

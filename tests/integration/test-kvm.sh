@@ -51,6 +51,14 @@ assert_exit 4 kvm -t busybox --exec=/bin/sh
 assert_contains "a terminal" "$ERR" "kvm flavor has no terminal"
 assert_exit 4 pa sandbox --stage1=kvm --net=none
 assert_contains "podapp sandbox" "$ERR" "kvm flavor"
+# QEMU runs as the first id of the pod's range: without a range, every
+# such pod's QEMU would be nobody, and could trace the others'.
+assert_exit 4 kvm --private-users=no busybox --exec=/bin/true
+assert_contains "--private-users=no" "$ERR" "--private-users=no is refused"
+eleven=()
+for i in 1 2 3 4 5 6 7 8 9 10 11; do eleven+=(--- busybox --app="a$i" --exec=/bin/true); done
+assert_exit 4 kvm busybox --exec=/bin/true "${eleven[@]}"
+assert_contains "more apps than disks" "$ERR" "1 to 10 apps"
 
 # ---------------------------------------------------------------------------
 echo "# an exit code, the flavor and the status recorded, the console log"
@@ -72,19 +80,30 @@ no_pod_cgroup "$U3"
 # ---------------------------------------------------------------------------
 echo "# two apps: the guest's systemd runs both, the first failure is the pod's"
 # ---------------------------------------------------------------------------
-assert_exit 5 kvm --uuid-file="$T/u2" busybox --exec=/bin/sh -- -c 'echo first-app' --- \
-	busybox --app=second --exec=/bin/sh -- -c 'sleep 1; echo second-app; exit 5'
+# Its output read by a reader that goes away at once (sdpod run | head):
+# the supervisor still records and cleans up (SIGPIPE ignored).
+rc=0
+kvm --uuid-file="$T/u2" busybox --exec=/bin/sh -- -c 'echo first-app' --- \
+	busybox --app=second --exec=/bin/sh -- -c 'sleep 1; echo second-app; exit 5' 2>"$T/u2.err" | head -c 1 >/dev/null ||
+	rc=$?
+assert_eq "sdpod run | head -c 1: the pod's exit code, not a death by SIGPIPE (141)" 5 "$rc"
 U2=$(cat "$T/u2")
+wait_for "the pod ends even so" 120 status_is "$U2" state exited
+assert_exit 0 sd journal "$U2"
 assert_contains "the first app ran" "$OUT" "first-app"
 assert_contains "the second app ran" "$OUT" "second-app"
 assert_eq "the first app's status" 0 "$(status_of "$U2" app-busybox)"
 assert_eq "the second app's status" 5 "$(status_of "$U2" app-second)"
+no_pod_cgroup "$U2"
 
 # ---------------------------------------------------------------------------
 echo "# detached: ready, the VM process confined, stop with grace"
 # ---------------------------------------------------------------------------
-assert_exit 0 kvm --detach --uuid-file="$T/ud" busybox --exec=/bin/sleep -- 1000
+assert_exit 0 env KVM_TEST_SECRET=hunter2 "$SDPOD" --dir="$DATA" run --detach --uuid-file="$T/ud" --stage1=kvm --net=none \
+	busybox --exec=/bin/sleep -- 1000 --- busybox --app=twin --exec=/bin/sleep -- 1000
 UD=$(cat "$T/ud")
+assert_eq "two apps of one image: one disk of its tree" "app-0.erofs pod.erofs" \
+	"$(cd "$(pod_dir "$UD")/stage1/vm" && ls -- *.erofs | tr '\n' ' ' | sed 's/ $//')"
 assert_eq "run --detach returns once the guest is ready: the pod runs" running "$(status_of "$UD" state)"
 Q=$(qemu_of "$UD")
 check "the supervisor's child is QEMU" grep -q qemu-system "/proc/$Q/cmdline"
@@ -98,6 +117,7 @@ assert_eq "a seccomp filter (QEMU's sandbox)" 2 "$(awk '/^Seccomp:/ { print $2 }
 assert_ne "a network namespace of its own" "$(readlink /proc/self/ns/net)" "$(readlink "/proc/$Q/ns/net")"
 assert_eq "with nothing but lo in it" "lo" "$(nsenter -t "$Q" -n ip -o link | awk -F': ' '{ print $2 }' | tr '\n' ' ' | sed 's/ $//')"
 assert_contains "in the pod's cgroup" "$(cat "/proc/$Q/cgroup")" "/sdpod/$UD"
+assert_not_contains "nothing of the caller's environment" "$(tr '\0' '\n' <"/proc/$Q/environ")" "KVM_TEST_SECRET"
 # Every file QEMU holds is one of the image's guest files or the pod's
 # disks: what it was handed.
 assert_eq "it holds no file of the host's but its disks, kernel and initrd" "" \
@@ -110,6 +130,8 @@ t0=$(date +%s)
 assert_exit 0 sd stop "$UD"
 echo "# stop took $(($(date +%s) - t0)) s"
 assert_eq "stopped, the guest stopped the app (SIGTERM) and said so" 143 "$(status_of "$UD" app-busybox)"
+assert_eq "and the other" 143 "$(status_of "$UD" app-twin)"
+assert_file_absent "$(pod_dir "$UD")/stage1/vm"
 assert_contains "its console says the host stopped it" "$(sd journal "$UD")" "the host stops the pod"
 wait_for "QEMU is gone" 5 gone "$Q"
 
