@@ -131,7 +131,6 @@ static bool stop_requested(const char *app) {
         return access(path, F_OK) == 0;
 }
 
-
 /* A relay of app's output (helpers/app-stdio) that still runs: a process
  * named so in the app's unit's cgroup; 0 when there is none. */
 static pid_t find_relay(const char *app) {
@@ -508,7 +507,6 @@ static int pod_halt(const char *app) {
         bus_job_done(&job);
         return 0;
 }
-
 
 /* Writes text to the host (the report port): a port opens once at a
  * time, and ready and exit run one after the other, so a busy one is
