@@ -151,8 +151,11 @@ echo "# health checks: starting, healthy, unhealthy, and what follows"
 # Healthy for 30 s, then not: the window must outlast wait_app and the
 # first checks on a loaded machine (three tests at once, under ASan: 8 s
 # was missed); a start period longer than the whole section can take.
+# flap's checks every 2 s: a check's time limit is its interval, and on a
+# loaded machine starting the check's unit alone took more than 300 ms,
+# so that a passing check failed (CI's rehearsal: never healthy in 30 s).
 flapping='touch /tmp/ok; sleep 30; rm /tmp/ok; sleep 1000'
-run_bg K busybox --app=flap --health-cmd='test -f /tmp/ok' --health-interval=300ms --health-retries=2 \
+run_bg K busybox --app=flap --health-cmd='test -f /tmp/ok' --health-interval=2s --health-retries=2 \
 	--health-on-failure=restart --exec=/bin/sh -- -c "$flapping" \
 	--- busybox --app=sick --health-cmd='["/bin/false"]' --health-interval=300ms --health-retries=1 \
 	--exec=/bin/sleep -- 1000 \
