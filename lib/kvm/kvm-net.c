@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <linux/if_tun.h>
 #include <net/if.h>
-#include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -11,6 +10,7 @@
 #include "basic/fs.h"
 #include "basic/json-util.h"
 #include "kvm/kvm-net.h"
+#include "net/netns.h"
 #include "net/pod-network.h"
 
 #define TC "/usr/sbin/tc"
@@ -50,7 +50,8 @@ static int run_tc(char *const *args, Error **err) {
 }
 
 /* In the pod's namespace: the tap, up, eth0's MAC, and tc's redirects. */
-static int make_in_netns(KvmNic *n, Error **err) {
+static int make_in_netns(void *userdata, Error **err) {
+        KvmNic *n = userdata;
         int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
         if (fd < 0)
                 return error_sys(err, -errno, "/dev/net/tun");
@@ -127,18 +128,7 @@ int kvm_nic_make(int pod_fd, const char *netns, KvmNic *ret, Error **err) {
                 return r;
         /* Into the pod's namespace and back: this process is the
          * supervisor, single-threaded; what runs there meanwhile is tc. */
-        _cleanup_close_ int host = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-        _cleanup_close_ int pod = open(netns, O_RDONLY | O_CLOEXEC);
-        if (host < 0 || pod < 0)
-                return error_sys(err, -errno, "network namespace %s", host < 0 ? "/proc/self/ns/net" : netns);
-        if (setns(pod, CLONE_NEWNET) < 0)
-                return error_sys(err, -errno, "cannot enter the network namespace %s", netns);
-        r = make_in_netns(ret, err);
-        if (setns(host, CLONE_NEWNET) < 0) {
-                /* Nothing of the host's network would be right after this. */
-                fprintf(stderr, "cannot return to the host's network namespace: %m\n");
-                abort();
-        }
+        r = netns_run(netns, make_in_netns, ret, err);
         if (r < 0)
                 kvm_nic_done(ret);
         return r;

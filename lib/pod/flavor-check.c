@@ -50,8 +50,8 @@ int fly_manifest_check(const PodManifest *m, Error **err) {
         return 0;
 }
 
-/* Slice 1 of the kvm flavor (kvm/kvm-run.h): the apps of images, with
- * systemd in the guest running them as in the nspawn flavor, no network
+/* The kvm flavor (kvm/kvm-run.h): the apps of images, with systemd in the
+ * guest running them as in the nspawn flavor, on one CNI network or none,
  * and nothing of the host's files inside yet. */
 int kvm_manifest_check(const PodManifest *m, Error **err) {
         if (m->n_apps == 0 || m->n_apps > KVM_APPS_MAX)
