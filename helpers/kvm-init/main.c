@@ -20,7 +20,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <net/route.h>
 #include <sys/io.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
@@ -200,6 +205,102 @@ static void parse_apps(Apps *apps) {
         }
 }
 
+/* sdpod.net=ADDRESS/PREFIX,GATEWAY from the kernel's command line (the
+ * pod's IPv4 address on its CNI network, kvm/kvm-net.h): eth0 takes it,
+ * with a route to the gateway on the link and the default route through
+ * it, as CNI's ptp plugin sets them in a container. No sdpod.net: a pod
+ * without a network (only lo, which systemd brings up). */
+typedef struct {
+        bool set;
+        struct in_addr address, netmask, gateway;
+} Net;
+
+static void parse_net(Net *net) {
+        char cmdline[CMDLINE_MAX];
+        int n = read_small("/proc/cmdline", cmdline, sizeof(cmdline) - 1);
+        if (n < 0)
+                die(-n, "/proc/cmdline");
+        const char *value = NULL;
+        for (char *save = NULL, *w = strtok_r(cmdline, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save))
+                if (strncmp(w, "sdpod.net=", 10) == 0)
+                        value = w + 10;
+        *net = (Net) {};
+        if (!value)
+                return;
+        char a[64], g[64];
+        unsigned prefix;
+        char end;
+        if (sscanf(value, "%63[0-9.]/%u,%63[0-9.]%c", a, &prefix, g, &end) != 3 || prefix > 32 ||
+            inet_pton(AF_INET, a, &net->address) != 1 || inet_pton(AF_INET, g, &net->gateway) != 1)
+                die(EINVAL, "sdpod.net: '%.80s' is not ADDRESS/PREFIX,GATEWAY", value);
+        net->netmask.s_addr = prefix ? htonl(~0U << (32 - prefix)) : 0;
+        net->set = true;
+}
+
+static void set_addr(struct sockaddr *sa, struct in_addr a) {
+        struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr = a };
+        memcpy(sa, &sin, sizeof(sin));
+}
+
+/* A route on eth0: to dst/mask, through gw when gw is not 0. */
+static void add_route(int s, struct in_addr dst, struct in_addr mask, struct in_addr gw) {
+        struct rtentry rt = { .rt_flags = RTF_UP | (gw.s_addr ? RTF_GATEWAY : 0) | (mask.s_addr == 0xffffffff ? RTF_HOST : 0),
+                              .rt_dev = (char *) "eth0" };
+        set_addr(&rt.rt_dst, dst);
+        set_addr(&rt.rt_genmask, mask);
+        set_addr(&rt.rt_gateway, gw);
+        if (ioctl(s, SIOCADDRT, &rt) < 0 && errno != EEXIST)
+                die(errno, "route on eth0");
+}
+
+static void setup_net(const Net *net) {
+        /* Any user of the pod may listen on any port, as in the other
+         * flavors' network namespaces (netns.h): the guest is the pod's. */
+        int fd = open("/proc/sys/net/ipv4/ip_unprivileged_port_start", O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, "0", 1) != 1)
+                die(errno, "/proc/sys/net/ipv4/ip_unprivileged_port_start");
+        close(fd);
+        if (!net->set)
+                return;
+        /* The NIC's driver is loaded; its interface appears soon after. */
+        struct timespec start;
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        while (if_nametoindex("eth0") == 0) {
+                struct timespec now;
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                if ((now.tv_sec - start.tv_sec) * 1000000000LL + (now.tv_nsec - start.tv_nsec) > DISK_DEADLINE_NSEC)
+                        die(ENODEV, "no eth0 after 10 s");
+                nanosleep(&(struct timespec) { .tv_nsec = POLL_NSEC }, NULL);
+        }
+        _cleanup_close_ int s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        if (s < 0)
+                die(errno, "socket");
+        struct ifreq ifr = {};
+        snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "eth0");
+        set_addr(&ifr.ifr_addr, net->address);
+        if (ioctl(s, SIOCSIFADDR, &ifr) < 0)
+                die(errno, "eth0's address");
+        /* The address alone on the link (/32), as ptp gives it: everything
+         * else goes through the gateway, on the link. */
+        set_addr(&ifr.ifr_netmask, (struct in_addr) { .s_addr = 0xffffffff });
+        if (ioctl(s, SIOCSIFNETMASK, &ifr) < 0)
+                die(errno, "eth0's netmask");
+        if (ioctl(s, SIOCGIFFLAGS, &ifr) < 0)
+                die(errno, "eth0's flags");
+        ifr.ifr_flags |= IFF_UP;
+        if (ioctl(s, SIOCSIFFLAGS, &ifr) < 0)
+                die(errno, "eth0 up");
+        struct in_addr any = { 0 }, host = { .s_addr = 0xffffffff };
+        add_route(s, net->gateway, host, any);
+        struct in_addr subnet = { .s_addr = net->address.s_addr & net->netmask.s_addr };
+        if (net->netmask.s_addr)
+                add_route(s, subnet, net->netmask, net->gateway);
+        add_route(s, any, any, net->gateway);
+        char a[INET_ADDRSTRLEN], g[INET_ADDRSTRLEN];
+        printf("kvm-init: eth0: %s, through %s\n", inet_ntop(AF_INET, &net->address, a, sizeof(a)),
+               inet_ntop(AF_INET, &net->gateway, g, sizeof(g)));
+}
+
 /* What the host attached, as found so far: the device of each disk by its
  * role (stage1, pod, app-I) and the named virtio-serial ports. */
 typedef struct {
@@ -349,6 +450,7 @@ static void mount_erofs(const char *disk, const char *dst) {
 int main(void) {
         Apps apps;
         Devices dev;
+        Net net;
 
         /* The kernel gave us no console when the initramfs has no
          * /dev/console (it is built without device nodes, as any user):
@@ -368,8 +470,10 @@ int main(void) {
         do_mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL);
 
         parse_apps(&apps);
+        parse_net(&net);
         load_modules();
         wait_devices(&apps, &dev);
+        setup_net(&net);
 
         /* The pod's root: the stage1, writable in memory as nspawn's
          * overlay of it is, so that systemd and the generator can write

@@ -87,7 +87,7 @@ static const char prepare_usage[] =
         "  --stage1=nspawn|fly|kvm|PATH\n"
         "                          the stage1 flavor (default nspawn: a systemd in the\n"
         "                          pod; fly: its one app run directly, quicker, fewer\n"
-        "                          features; kvm: a virtual machine, --net=none) or a\n"
+        "                          features; kvm: a virtual machine) or a\n"
         "                          stage1 image's path (sdpod-stage1(7))\n"
         "  --mutable               apps can be added and removed later (podapp add,\n"
         "                          podapp rm); the apps given start with the pod\n"

@@ -16,7 +16,12 @@
 #include "basic/fs.h"
 #include "basic/strv.h"
 #include "basic/time-util.h"
+#include "kvm/kvm-net.h"
 #include "kvm/kvm-run.h"
+#include "manifest/pod-net.h"
+#include "net/net-files.h"
+#include "net/pod-net-setup.h"
+#include "net/pod-network.h"
 #include "pod/flavor-check.h"
 #include "pod/pod-app-root.h"
 #include "pod/pod-cgroup.h"
@@ -195,6 +200,24 @@ static int make_pod_disk(const DiskMaker *d, Error **err) {
         if ((r = read_file_at(d->pod_fd, "pod", 1 << 20, &manifest, &size, err)) < 0 ||
             (r = write_file_atomic_at(d->pod_fd, VM_DIR "/pod.d/pod", manifest, size, 0644, err)) < 0)
                 return r;
+        /* The name files the apps bind over /etc's (net-files.h), which the
+         * host wrote, and net/ready: the network is there before the VM. */
+        if ((r = mkdir_owned_beneath(d->pod_fd, VM_DIR "/pod.d/" POD_NET_DIR, 0755, 0, 0)) < 0)
+                return error_sys(err, r, "%s/%s", dir, POD_NET_DIR);
+        static const char *const files[] = { POD_RESOLV_CONF, POD_HOSTS, POD_HOSTNAME, POD_NET_READY };
+        for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+                _cleanup_free_ char *data = NULL, *to = NULL;
+                size_t n = 0;
+                r = read_file_at(d->pod_fd, files[i], 1 << 20, &data, &n, err);
+                if (r == -ENOENT) {
+                        error_free(*err);
+                        *err = NULL;
+                        continue;
+                }
+                if (r < 0 || asprintf(&to, "%s/%s", dir, files[i]) < 0 ||
+                    (r = write_file_atomic_at(d->pod_fd, to, data, n, 0644, err)) < 0)
+                        return r < 0 ? r : error_sys(err, -ENOMEM, "%s", files[i]);
+        }
         if (asprintf(&tree, "%s/%s", d->pod, dir) < 0)
                 return error_sys(err, -ENOMEM, "%s", dir);
         return make_erofs(d, "pod.erofs", tree, err);
@@ -364,6 +387,21 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
         if (pod_pid_file_write(pod_fd, getpid(), lock_fd, &ignored) < 0)
                 error_free(ignored);
 
+        /* The pod's network, made by CNI as for the other flavors, and the
+         * guest's NIC tied to it (kvm-net.h); its name files are on the pod
+         * disk. */
+        _cleanup_(pod_net_done) PodNet net = {};
+        if ((r = pod_net_from_manifest(m, &net, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
+        _cleanup_(pod_net_release) PodNetSetup ns = {
+                .uuid = uuid, .pod = pod, .pod_fd = pod_fd, .manifest = m, .net = &net,
+                .hostname = net.hostname ?: start.machine, .host_mnt_fd = start.host_mnt_fd,
+        };
+        _cleanup_(kvm_nic_done) KvmNic nic = { .tap_fd = -1 };
+        if ((r = pod_net_prepare(&ns, err)) < 0 || (r = pod_net_attach(&ns, err)) < 0 ||
+            (net.mode == POD_NET_CNI && (r = kvm_nic_make(pod_fd, ns.netns, &nic, err)) < 0))
+                return error_prefix(err, "pod %s", uuid);
+
         /* The disks: the pod's manifest, and each distinct tree of its
          * apps' images once. */
         (void) rm_rf_beneath(pod_fd, VM_DIR);
@@ -421,7 +459,7 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
                 return error_prefix(err, "pod %s", uuid);
 
         /* QEMU's files, as fds it keeps. */
-        int fds[4 + KVM_APPS_MAX + 2];
+        int fds[4 + KVM_APPS_MAX + 3];
         size_t n_fds = 0;
         char kernel[32], initrd[32], stage1[32], pod_disk[32];
         if ((r = open_for_qemu(image_fd, GUEST_KERNEL, kernel, fds, &n_fds, err)) < 0 ||
@@ -453,9 +491,18 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
         unsigned cpus = limits.cpu_millis ? (unsigned) ((limits.cpu_millis + 999) / 1000) : 1;
         unsigned long khz = streq(accel, "tcg") ? tsc_khz() : 0;
         _cleanup_strv_free_ char **argv = NULL;
-        char tsc[48] = "";
+        char tsc[48] = "", net_arg[160] = "";
         if (khz)
                 snprintf(tsc, sizeof(tsc), " tsc_early_khz=%lu", khz);
+        if (nic.address[0])
+                snprintf(net_arg, sizeof(net_arg), " sdpod.net=%s,%s", nic.address, nic.gateway);
+        /* The pod's host name, as nspawn gives a container its own (a
+         * checked name: --hostname's rules, or the pod's). */
+        if (ns.hostname && strlen(ns.hostname) < 64 &&
+            strspn(ns.hostname, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-") == strlen(ns.hostname)) {
+                size_t k = strlen(net_arg);
+                snprintf(net_arg + k, sizeof(net_arg) - k, " systemd.hostname=%s", ns.hostname);
+        }
         if (argv_add(&argv, QEMU) < 0 || argv_add(&argv, "-machine") < 0 || argv_add(&argv, "q35") < 0 ||
             argv_add(&argv, "-accel") < 0 ||
             argv_add(&argv, "%s", streq(accel, "kvm") ? "kvm" : "tcg,thread=multi,tb-size=64") < 0 ||
@@ -465,18 +512,27 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
             argv_add(&argv, "-nodefaults") < 0 || argv_add(&argv, "-no-user-config") < 0 ||
             argv_add(&argv, "-no-reboot") < 0 || argv_add(&argv, "-display") < 0 || argv_add(&argv, "none") < 0 ||
             argv_add(&argv, "-monitor") < 0 || argv_add(&argv, "none") < 0 || argv_add(&argv, "-serial") < 0 ||
-            argv_add(&argv, "stdio") < 0 || argv_add(&argv, "-nic") < 0 || argv_add(&argv, "none") < 0 ||
+            argv_add(&argv, "stdio") < 0 ||
             argv_add(&argv, "-sandbox") < 0 ||
             argv_add(&argv, "on,obsolete=deny,elevateprivileges=deny,spawn=deny,resourcecontrol=deny") < 0 ||
             argv_add(&argv, "-kernel") < 0 || argv_add(&argv, "%s", kernel) < 0 || argv_add(&argv, "-initrd") < 0 ||
             argv_add(&argv, "%s", initrd) < 0 || argv_add(&argv, "-append") < 0 ||
-            argv_add(&argv, "console=ttyS0 panic=-1 quiet no_timer_check rdinit=/init sdpod.apps=%s%s", app_names, tsc) < 0 ||
+            argv_add(&argv, "console=ttyS0 panic=-1 quiet no_timer_check rdinit=/init sdpod.apps=%s%s%s", app_names, tsc,
+                     net_arg) < 0 ||
             argv_add(&argv, "-device") < 0 || argv_add(&argv, "isa-debug-exit,iobase=0xf4,iosize=0x04") < 0 ||
             argv_add(&argv, "-device") < 0 || argv_add(&argv, "virtio-serial-pci") < 0 ||
             argv_add(&argv, "-chardev") < 0 || argv_add(&argv, "socket,id=report,fd=%d", report[1]) < 0 ||
             argv_add(&argv, "-device") < 0 || argv_add(&argv, "virtserialport,chardev=report,name=sdpod.report") < 0 ||
             argv_add(&argv, "-chardev") < 0 || argv_add(&argv, "socket,id=command,fd=%d", command[1]) < 0 ||
             argv_add(&argv, "-device") < 0 || argv_add(&argv, "virtserialport,chardev=command,name=sdpod.command") < 0)
+                return error_sys(err, -ENOMEM, "pod %s", uuid);
+        if (nic.tap_fd >= 0) {
+                fds[n_fds++] = nic.tap_fd;
+                if (argv_add(&argv, "-netdev") < 0 || argv_add(&argv, "tap,id=n0,fd=%d,vhost=off", nic.tap_fd) < 0 ||
+                    argv_add(&argv, "-device") < 0 || argv_add(&argv, "virtio-net-pci,netdev=n0,mac=%s", nic.mac) < 0)
+                        return error_sys(err, -ENOMEM, "pod %s", uuid);
+                nic.tap_fd = -1; /* closed with the others once QEMU has it */
+        } else if (argv_add(&argv, "-nic") < 0 || argv_add(&argv, "none") < 0)
                 return error_sys(err, -ENOMEM, "pod %s", uuid);
         const char *serials[ELEMENTSOF(fds)], *files[ELEMENTSOF(fds)];
         char app_serials[ELEMENTSOF(fds)][16];
@@ -594,6 +650,7 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
         pod_log_finish(&log);
         (void) pod_cgroup_kill(uuid, NULL);
         (void) pod_cgroup_remove(uuid, NULL);
+        pod_net_release(&ns);
         vm_dir_remove(pod_fd);
         exit(status);
 }

@@ -10,7 +10,8 @@
  *   machine     QEMU with KVM where the host can run Debian's kernel in
  *               it, TCG elsewhere (kvm_accel()); q35, the image's kernel
  *               (Debian's cloud kernel) and initramfs (kvm-init, the
- *               guest's /init), no network device, no display
+ *               guest's /init), no display; its one NIC the pod's
+ *               network's (kvm-net.h), none with --net=none
  *   disks       read-only erofs images, each a virtio disk named by its
  *               serial: "stage1", the image's (the nspawn flavor's stage1
  *               rootfs); "pod", made at each start from the pod's manifest
@@ -50,8 +51,9 @@
  *               its kernel panicked), after killing what is left in the
  *               pod's cgroup
  *
- * Refused (flavor-check.h): a network, volumes, terminals, mutable pods;
- * podapp and enter cannot reach the guest yet. */
+ * Refused (flavor-check.h): --net=host and ns:, several networks,
+ * volumes, terminals, mutable pods; podapp and enter cannot reach the
+ * guest yet. */
 
 #include <stdbool.h>
 

@@ -137,3 +137,19 @@ int netns_unkeep(int mnt_fd, const char *uuid, Error **err) {
         int r = mnt_fd >= 0 ? in_child(mnt_fd, -1, path) : unkeep_in(-1, path);
         return r < 0 ? error_sys(err, r, "cannot remove %s", path) : 0;
 }
+
+int netns_run(const char *path, int (*fn)(void *userdata, Error **err), void *userdata, Error **err) {
+        _cleanup_close_ int host = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+        _cleanup_close_ int target = open(path, O_RDONLY | O_CLOEXEC);
+        if (host < 0 || target < 0)
+                return error_sys(err, -errno, "network namespace %s", host < 0 ? "/proc/self/ns/net" : path);
+        if (setns(target, CLONE_NEWNET) < 0)
+                return error_sys(err, -errno, "cannot enter the network namespace %s", path);
+        int r = fn(userdata, err);
+        if (setns(host, CLONE_NEWNET) < 0) {
+                /* Nothing this process does on the network would be right. */
+                fprintf(stderr, "cannot return to the host's network namespace: %m\n");
+                abort();
+        }
+        return r;
+}

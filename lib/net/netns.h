@@ -18,6 +18,12 @@ int netns_new_at(const char *path, Error **err);
  * -EINVAL with a message naming the path. */
 int netns_check(const char *path, Error **err);
 
+/* Runs fn(userdata, err) in the network namespace at path and comes back:
+ * for a single-threaded caller of the host's (the kvm flavor's supervisor
+ * making the guest's tap), in a namespace where no process of the pod's
+ * runs. What fn opens there (a tap, a socket) stays the namespace's. */
+int netns_run(const char *path, int (*fn)(void *userdata, Error **err), void *userdata, Error **err);
+
 /* A pod's network namespace kept where gc finds it after its supervisor
  * died: NETNS_KEPT_DIR/UUID, a bind of the namespace in the mount
  * namespace sdpod was started in (the operator's: where `sdpod gc` runs),

@@ -50,8 +50,8 @@ int fly_manifest_check(const PodManifest *m, Error **err) {
         return 0;
 }
 
-/* Slice 1 of the kvm flavor (kvm/kvm-run.h): the apps of images, with
- * systemd in the guest running them as in the nspawn flavor, no network
+/* The kvm flavor (kvm/kvm-run.h): the apps of images, with systemd in the
+ * guest running them as in the nspawn flavor, on one CNI network or none,
  * and nothing of the host's files inside yet. */
 int kvm_manifest_check(const PodManifest *m, Error **err) {
         if (m->n_apps == 0 || m->n_apps > KVM_APPS_MAX)
@@ -73,8 +73,11 @@ int kvm_manifest_check(const PodManifest *m, Error **err) {
         _cleanup_(pod_net_done) PodNet net = {};
         if ((r = pod_net_from_manifest(m, &net, err)) < 0)
                 return r;
-        if (net.mode != POD_NET_NONE)
-                return error_set(err, -EOPNOTSUPP, "the kvm flavor has no network yet: --net=none, or --stage1=nspawn");
+        if (net.mode == POD_NET_HOST || net.mode == POD_NET_NS)
+                return error_set(err, -EOPNOTSUPP, "the kvm flavor joins no namespace but its own: --net=host and "
+                                 "--net=ns: need --stage1=nspawn or fly");
+        if (net.mode == POD_NET_CNI && net.n_networks != 1)
+                return error_set(err, -EOPNOTSUPP, "the kvm flavor joins one CNI network, not %zu", net.n_networks);
         for (size_t i = 0; i < m->n_apps; i++) {
                 const PodApp *app = &m->apps[i];
                 v = pod_app_get_annotation(app, POD_ANNOTATION_TTY);

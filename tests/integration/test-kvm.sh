@@ -43,8 +43,8 @@ gone() { ! kill -0 "$1" 2>/dev/null; }
 # ---------------------------------------------------------------------------
 echo "# refusals, naming the flavor (no VM)"
 # ---------------------------------------------------------------------------
-assert_exit 4 sd run --stage1=kvm busybox --exec=/bin/true
-assert_contains "the default network" "$ERR" "kvm flavor has no network yet"
+assert_exit 4 sd run --stage1=kvm --net=host busybox --exec=/bin/true
+assert_contains "the host's network" "$ERR" "kvm flavor joins no namespace but its own"
 assert_exit 4 kvm --volume=data,kind=empty busybox --exec=/bin/true --mount=volume=data,target=/data
 assert_contains "volumes" "$ERR" "kvm flavor does not mount volumes"
 assert_exit 4 kvm -t busybox --exec=/bin/sh
@@ -136,6 +136,35 @@ assert_contains "its console says the host stopped it" "$(sd journal "$UD")" "th
 wait_for "QEMU is gone" 5 gone "$Q"
 
 # ---------------------------------------------------------------------------
+echo "# the default network: the guest on the pod's CNI network, its port published"
+# ---------------------------------------------------------------------------
+# A server of the host's on the gateway's side, which the guest fetches
+# from; the guest's own server on 80 (any user may listen on any port, as
+# in the other flavors), published on the host's 18093.
+mkdir -p "$T/www" && echo from-the-host >"$T/www/x"
+python3 -m http.server 18094 --bind 0.0.0.0 --directory "$T/www" >"$T/http.log" 2>&1 &
+# (a job of this shell: _lib_on_exit ends it)
+wait_until 10 curl -sf -o /dev/null http://127.0.0.1:18094/x
+assert_exit 0 sd run --detach --uuid-file="$T/un" --stage1=kvm --port=18093:80 busybox --exec=/bin/sh -- -c \
+	'wget -q -O- http://10.77.0.1:18094/x; echo from-the-guest >/tmp/index.html; exec httpd -f -p 80 -h /tmp'
+UN=$(cat "$T/un")
+ADDR=$(status_of "$UN" network-default | awk '{ print $2 }' | cut -d/ -f1)
+assert_match "the pod has an address on the default network" '^10\.77\.[0-9]+\.[0-9]+$' "$ADDR"
+assert_contains "the guest took it" "$(sd journal "$UN")" "kvm-init: eth0: $ADDR, through 10.77.0.1"
+wait_for "the guest reaches the host through its gateway" 30 journal_has "from-the-host" "$UN"
+assert_exit 0 curl -sS -m 10 "http://$ADDR/index.html"
+assert_eq "the host reaches the guest at the pod's address" from-the-guest "$OUT"
+assert_exit 0 curl -sS -m 10 http://127.0.0.1:18093/index.html
+assert_eq "and through the published port" from-the-guest "$OUT"
+Q=$(qemu_of "$UN")
+assert_ne "QEMU itself stays out of the pod's network namespace" "$(readlink "$(pod_dir "$UN")/netns" 2>/dev/null || echo none)" \
+	"$(readlink "/proc/$Q/ns/net")"
+assert_exit 0 sd stop "$UN"
+assert_eq "stopped: no address of it is leased" "" "$(grep -rl "$UN" /run/sdpod/cni/networks/default 2>/dev/null || true)"
+assert_eq "no NAT rule of it is left" "" "$(iptables -t nat -S | grep -- "$UN" || true)"
+check_not "its port is free again" curl -sf -m 2 -o /dev/null http://127.0.0.1:18093/index.html
+
+# ---------------------------------------------------------------------------
 echo "# the supervisor killed: the VM dies with it, gc cleans up"
 # ---------------------------------------------------------------------------
 assert_exit 0 kvm --detach --uuid-file="$T/uk" busybox --exec=/bin/sleep -- 1000
@@ -147,7 +176,7 @@ wait_for "QEMU died with its supervisor (PR_SET_PDEATHSIG)" 5 gone "$Q"
 wait_for "the pod reads as exited" 5 status_is "$UK" state exited
 assert_exit 0 sd gc --grace-period=0s
 assert_exit 0 sd gc --grace-period=0s
-for u in "$U3" "$U2" "$UD" "$UK"; do
+for u in "$U3" "$U2" "$UD" "$UN" "$UK"; do
 	check_not "gc removed pod $u" sd status "$u"
 	no_pod_cgroup "$u"
 done
