@@ -178,20 +178,30 @@ typedef struct {
 /* sdpod.apps=NAME1,NAME2 from the kernel's command line: the apps in the
  * order of their disks app-0, app-1, ... Empty is a pod without apps;
  * missing is a host that does not speak the contract. */
-static void parse_apps(Apps *apps) {
+/* The value of key= on the kernel's command line, copied into buf; NULL
+ * without one. The last one wins, as the kernel's own. */
+static const char *cmdline_value(const char *key, char buf[static CMDLINE_MAX]) {
         char cmdline[CMDLINE_MAX];
-        int n = read_small("/proc/cmdline", cmdline, sizeof(cmdline) - 1);
+        int n = read_small("/proc/cmdline", cmdline, CMDLINE_MAX - 1);
         if (n < 0)
                 die(-n, "/proc/cmdline");
         const char *value = NULL;
+        size_t k = strlen(key);
         for (char *save = NULL, *w = strtok_r(cmdline, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save))
-                if (strncmp(w, "sdpod.apps=", 11) == 0)
-                        value = w + 11; /* the last one wins, as the kernel's own */
+                if (strncmp(w, key, k) == 0 && w[k] == '=')
+                        value = w + k + 1;
+        if (!value)
+                return NULL;
+        snprintf(buf, CMDLINE_MAX, "%s", value);
+        return buf;
+}
+
+static void parse_apps(Apps *apps) {
+        char list[CMDLINE_MAX];
+        const char *value = cmdline_value("sdpod.apps", list);
         if (!value)
                 die(EINVAL, "no sdpod.apps= on the kernel command line");
         apps->n = 0;
-        char list[CMDLINE_MAX];
-        snprintf(list, sizeof(list), "%s", value);
         for (char *save = NULL, *name = strtok_r(list, ",", &save); name; name = strtok_r(NULL, ",", &save)) {
                 if (!app_name_valid(name))
                         die(EINVAL, "sdpod.apps: '%.80s' is not an app name ([a-z0-9]+(-[a-z0-9]+)*, at most %d)", name,
@@ -216,14 +226,8 @@ typedef struct {
 } Net;
 
 static void parse_net(Net *net) {
-        char cmdline[CMDLINE_MAX];
-        int n = read_small("/proc/cmdline", cmdline, sizeof(cmdline) - 1);
-        if (n < 0)
-                die(-n, "/proc/cmdline");
-        const char *value = NULL;
-        for (char *save = NULL, *w = strtok_r(cmdline, " \t\n", &save); w; w = strtok_r(NULL, " \t\n", &save))
-                if (strncmp(w, "sdpod.net=", 10) == 0)
-                        value = w + 10;
+        char buf[CMDLINE_MAX];
+        const char *value = cmdline_value("sdpod.net", buf);
         *net = (Net) {};
         if (!value)
                 return;

@@ -535,7 +535,7 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
         } else if (argv_add(&argv, "-nic") < 0 || argv_add(&argv, "none") < 0)
                 return error_sys(err, -ENOMEM, "pod %s", uuid);
         const char *serials[ELEMENTSOF(fds)], *files[ELEMENTSOF(fds)];
-        char app_serials[ELEMENTSOF(fds)][16];
+        char app_serials[ELEMENTSOF(fds)][32];
         size_t n_disks = 0;
         serials[n_disks] = "stage1", files[n_disks++] = stage1;
         serials[n_disks] = "pod", files[n_disks++] = pod_disk;
