@@ -99,8 +99,8 @@ assert_jq "the keys are stable" "$J" '.[0] | keys_unsorted' \
 cpu=$(jq '.[0].cpu_usec' <<<"$J")
 check "the pod's CPU time is the kernel's ($before <= $cpu <= $after)" test "$before" -le "$cpu" -a "$cpu" -le "$after"
 check "the busy app uses a CPU (cpu_percent $(jq '.[0].apps[0].cpu_percent' <<<"$J"))" \
-	jq -e '.[0].apps[0].cpu_percent > 30' <<<"$J"
-check "the sleeping app uses little" jq -e '.[0].apps[1].cpu_percent < 30' <<<"$J"
+	jq -e '.[0].apps[0].cpu_percent > 10' <<<"$J"
+check "the sleeping app uses little" jq -e '.[0].apps[1].cpu_percent < 5' <<<"$J"
 check "the pod's percentage includes the busy app's" jq -e '.[0].cpu_percent >= .[0].apps[0].cpu_percent - 5' <<<"$J"
 check "the pod's CPU time includes its apps'" jq -e '.[0].cpu_usec >= .[0].apps[0].cpu_usec + .[0].apps[1].cpu_usec' <<<"$J"
 # Its process, and the relay of its output (app-stdio, in the app's cgroup).
@@ -196,7 +196,9 @@ J=$OUT
 assert_not_contains "a cgroup named as an app the pod does not have is not shown" "$J" ghost
 assert_jq "the apps are still the manifest's" "$J" '[.[0].apps[].name]' '["web","db","done"]'
 assert_jq "web's process is gone from web's cgroup: web has none" "$J" '.[0].apps[0].pids' 0
-check "the pod's total still has it: it cannot leave the pod" jq -e '.[0].cpu_percent > 30' <<<"$J"
+# More than a trace of a CPU: the busy loop's share of a loaded 2-core
+# machine (three tests at once in CI's run) fell below 30 %.
+check "the pod's total still has it: it cannot leave the pod" jq -e '.[0].cpu_percent > 5' <<<"$J"
 assert_exit 0 sd stats "$P"
 if grep -q $'\033' <<<"$OUT$J"; then
 	fail "no escape sequence reaches the terminal" "$(cat -v <<<"$OUT")"

@@ -232,11 +232,14 @@ assert_contains "podapp exec -t without a terminal of the user's" "$OUT" "all-tt
 echo "# the pod dies under an interactive session: sdpod ends, the terminal restored"
 # ---------------------------------------------------------------------------
 at_terminal expect:READY sleep:30 -- \
-	sh -c "$(around "$EXEC -t -i $U --app=dbg -- sh -c 'echo READY; sleep 1000'")" &
+	sh -c "$(around "$EXEC -t -i $U --app=dbg -- sh -c 'echo READY; sleep 1013'")" &
 SESSION_PID=$!
 HOLDERS+=($SESSION_PID)
 wait_until 20 sh -c "grep -q . '$MODES.before'" || true
-sleep 2
+# The session's command runs in the pod (a time no other test sleeps):
+# on a loaded machine the exec took longer than a fixed 2 s, and the pod
+# was stopped before the session was there to end with it.
+wait_until 30 pgrep -f "^sleep 1013$" || true
 start=$(date +%s)
 assert_exit 0 sd stop --force "$U"
 wait "$SESSION_PID" || true
