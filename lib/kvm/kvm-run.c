@@ -491,7 +491,7 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
         unsigned cpus = limits.cpu_millis ? (unsigned) ((limits.cpu_millis + 999) / 1000) : 1;
         unsigned long khz = streq(accel, "tcg") ? tsc_khz() : 0;
         _cleanup_strv_free_ char **argv = NULL;
-        char tsc[48] = "", net_arg[160] = "";
+        char tsc[48] = "", net_arg[256] = "";
         if (khz)
                 snprintf(tsc, sizeof(tsc), " tsc_early_khz=%lu", khz);
         if (nic.address[0])

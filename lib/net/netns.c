@@ -13,30 +13,29 @@
 #include "basic/macro.h"
 #include "net/netns.h"
 
-#define PORT_SYSCTL "sys/net/ipv4/ip_unprivileged_port_start"
-
-static int write_port_sysctl(const char *proc) {
-        char path[128];
-        snprintf(path, sizeof(path), "%s/" PORT_SYSCTL, proc);
+static int write_sysctl(const char *proc, const char *name, const char *value) {
+        char path[256];
+        snprintf(path, sizeof(path), "%s/sys/net/%s", proc, name);
         _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
-        return fd < 0 ? -errno : write(fd, "0\n", 2) == 2 ? 0 : -EIO;
+        size_t n = strlen(value);
+        return fd < 0 ? -errno : write(fd, value, n) == (ssize_t) n ? 0 : -EIO;
 }
 
-/* Sets the sysctl of the network namespace we are in. Where /proc/sys is
- * mounted read-only (sdpod in a container, as in the system tests), a
- * procfs of our own, in this private mount namespace, writes it: net
- * sysctls are those of the writer's namespace, whatever the mount. */
-static int open_ports(Error **err) {
-        int r = write_port_sysctl("/proc");
+/* Where /proc/sys is mounted read-only (sdpod in a container, as in the
+ * system tests), a procfs of our own, in this private mount namespace,
+ * writes it: net sysctls are those of the writer's namespace, whatever
+ * the mount. */
+int netns_sysctl_set(const char *name, const char *value, Error **err) {
+        int r = write_sysctl("/proc", name, value);
         if (r != -EROFS)
-                return r < 0 ? error_sys(err, r, "cannot set %s in the pod's network namespace", PORT_SYSCTL) : 0;
+                return r < 0 ? error_sys(err, r, "cannot set net.%s in the pod's network namespace", name) : 0;
         char dir[] = "/tmp/sdpod-proc.XXXXXX";
         if (!mkdtemp(dir))
-                return error_sys(err, -errno, "cannot set %s in the pod's network namespace", PORT_SYSCTL);
-        r = mount("proc", dir, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ? -errno : write_port_sysctl(dir);
+                return error_sys(err, -errno, "cannot set net.%s in the pod's network namespace", name);
+        r = mount("proc", dir, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0 ? -errno : write_sysctl(dir, name, value);
         (void) umount2(dir, MNT_DETACH);
         (void) rmdir(dir);
-        return r < 0 ? error_sys(err, r, "cannot set %s in the pod's network namespace", PORT_SYSCTL) : 0;
+        return r < 0 ? error_sys(err, r, "cannot set net.%s in the pod's network namespace", name) : 0;
 }
 
 int netns_new_at(const char *path, Error **err) {
@@ -57,7 +56,7 @@ int netns_new_at(const char *path, Error **err) {
          * own namespace (as Docker and podman set it); this sysctl is the
          * namespace's, which is where we are now. */
         if (r >= 0)
-                r = open_ports(err);
+                r = netns_sysctl_set("ipv4/ip_unprivileged_port_start", "0\n", err);
         /* Back to where we were, whatever happened: plugins and nspawn run
          * from the host's side. */
         if (setns(self, CLONE_NEWNET) < 0)

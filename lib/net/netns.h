@@ -18,6 +18,11 @@ int netns_new_at(const char *path, Error **err);
  * -EINVAL with a message naming the path. */
 int netns_check(const char *path, Error **err);
 
+/* Sets the sysctl net.NAME ("ipv4/conf/tap0/forwarding") of the network
+ * namespace the caller is in: it must be in a mount namespace of its own
+ * (netns_new_at()'s rule). */
+int netns_sysctl_set(const char *name, const char *value, Error **err);
+
 /* Runs fn(userdata, err) in the network namespace at path and comes back:
  * for a single-threaded caller of the host's (the kvm flavor's supervisor
  * making the guest's tap), in a namespace where no process of the pod's
