@@ -445,6 +445,41 @@ static void wait_devices(const Apps *apps, Devices *dev) {
         die(EIO, "the devices were there and are not");
 }
 
+/* The guest's first sign of life to the host (kvm/kvm-run.h's
+ * KVM_REPORT_ALIVE_LINE): the kernel booted and runs us. The host's hang
+ * timeout runs from QEMU's start to this line, then from it to the
+ * lifeline's first heartbeat, once systemd has started. */
+static void report_alive(const Devices *dev) {
+        for (size_t i = 0; i < dev->n_ports; i++) {
+                if (strcmp(dev->ports[i].name, "sdpod.report") != 0)
+                        continue;
+                char path[64];
+                snprintf(path, sizeof(path), "/dev/%s", dev->ports[i].dev);
+                _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+                if (fd < 0 || write(fd, "alive\n", 6) != 6)
+                        die(errno, "%s (sdpod.report)", path);
+                return;
+        }
+}
+
+#if SDPOD_CRASH_POINTS
+/* Test builds only: sdpod.crash=panic on the command line (the host adds
+ * it for tests/integration/test-kvm-kills.sh) panics the kernel, as a
+ * guest's own fault would. */
+static void crash_if_asked(void) {
+        char buf[CMDLINE_MAX];
+        const char *value = cmdline_value("sdpod.crash", buf);
+        if (!value || strcmp(value, "panic") != 0)
+                return;
+        printf("kvm-init: sdpod.crash=panic: panicking the kernel\n");
+        fflush(stdout);
+        int fd = open("/proc/sysrq-trigger", O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, "c", 1) != 1)
+                die(errno, "/proc/sysrq-trigger");
+        die(EIO, "the kernel did not panic");
+}
+#endif
+
 static void mount_erofs(const char *disk, const char *dst) {
         char src[64];
         snprintf(src, sizeof(src), "/dev/%s", disk);
@@ -477,6 +512,10 @@ int main(void) {
         parse_net(&net);
         load_modules();
         wait_devices(&apps, &dev);
+        report_alive(&dev);
+#if SDPOD_CRASH_POINTS
+        crash_if_asked();
+#endif
         setup_net(&net);
 
         /* The pod's root: the stage1, writable in memory as nspawn's
