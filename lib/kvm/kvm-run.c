@@ -550,11 +550,12 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
         }
 #if SDPOD_CRASH_POINTS
         /* Test builds only (tests/integration/test-kvm-kills.sh): a guest
-         * whose kernel panics once kvm-init has said it is alive. */
+         * whose kernel panics once kvm-init has said it is alive, or that
+         * floods the host with heartbeats. */
         const char *crash = getenv("SDPOD_KVM_GUEST_CRASH");
-        if (crash && streq(crash, "panic")) {
+        if (crash && (streq(crash, "panic") || streq(crash, "flood"))) {
                 size_t k = strlen(net_arg);
-                snprintf(net_arg + k, sizeof(net_arg) - k, " sdpod.crash=panic");
+                snprintf(net_arg + k, sizeof(net_arg) - k, " sdpod.crash=%s", crash);
         }
 #endif
         if (argv_add(&argv, QEMU) < 0 || argv_add(&argv, "-machine") < 0 || argv_add(&argv, "q35") < 0 ||
