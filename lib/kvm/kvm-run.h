@@ -50,7 +50,11 @@
  *               start and from each line: the guest hung (or never
  *               booted); QEMU is killed, the pod ends 125, its log says
  *               "the guest hung". The guest can only keep itself alive
- *               this way, as any pod can by running
+ *               this way, as any pod can by running. A host-side deadline
+ *               rather than QEMU's watchdog device (i6300esb): a device
+ *               QEMU emulates fires only while QEMU runs (not when it is
+ *               stopped or wedged) and only once the guest's systemd arms
+ *               it (not in a boot that hangs before)
  *   command     a port "sdpod.command", host to guest: "stop" when the
  *               supervisor gets SIGTERM (sdpod stop): the guest's systemd
  *               stops the apps in order and exits; SIGKILL to QEMU after

@@ -91,7 +91,7 @@ ADDR=$(address_of "$UP")
 # Polled tightly: the time from QEMU's end to the pod's.
 while ! gone "$Q"; do sleep 0.02; done
 t0=$(now_ms)
-while ! gone "$S"; do sleep 0.02; done
+while ! exited "$S"; do sleep 0.02; done
 t1=$(now_ms)
 rc=0
 wait "$RUN" || rc=$?
