@@ -1,0 +1,114 @@
+#!/bin/bash
+#
+# test-shim-netadmin.sh - NET_ADMIN over the pod's own network namespace
+# when the pod joins one made by someone else (issue 25, item 4): the CRI's
+# (containerd makes the sandbox's namespace and runs CNI in it) and the
+# CLI's --net=ns:PATH. A container granted NET_ADMIN adds an address, sets
+# the loopback's MTU and adds a route in its pod's namespace; one without
+# it gets EPERM for each; neither changes the host's namespace nor another
+# pod's (their addresses, routes and MTUs are compared before and after).
+# A hostile app with NET_ADMIN also tries to reach the host's namespace
+# (through /proc/1/ns/net, which is its pod's, and by moving a link out).
+#
+# The CLI part runs first (sdpod only), then the CRI part through
+# containerd; SHIM_RUNTIME=io.containerd.runc.v2 runs the CRI part on
+# runc's shim (the check of the test itself) and skips the CLI part.
+
+. "$(dirname "$0")/lib.sh"
+
+use_real_images
+require_tool ip iproute2
+require_tool nsenter util-linux
+require_tool systemd-nspawn systemd-container
+
+# ns_state PID: what a namespace's configuration is (links with their MTU,
+# addresses, routes), for a before/after comparison.
+ns_state() {
+	nsenter --target "$1" --net sh -c 'ip -o link | sed "s/ qlen.*//; s/link\/.*//"; ip -o addr; ip route; ip -6 route' 2>&1
+}
+# The host's: other tests' pods come and go meanwhile, so only what the
+# apps here try to change (the loopback, the address and route they add).
+host_state() {
+	{ ip -o link show lo | sed 's/ qlen.*//; s/link\/.*//'; ip -o addr show lo; ip -o addr | grep -F 192.0.2.77
+	  ip route show 198.51.100.0/24; } 2>&1 || true
+}
+
+# What an app with or without NET_ADMIN tries in its pod's namespace; one
+# line per step, "ok" or the error.
+NET_SCRIPT='
+for step in "ip addr add 192.0.2.77/32 dev lo" "ip link set lo mtu 1400" "ip route add 198.51.100.0/24 dev lo"; do
+	if out=$($step 2>&1); then echo "ok: $step"; else echo "failed: $step: $out"; fi
+done
+# Another namespace in reach? Every process the app sees is in its own.
+echo "namespaces seen: $(for f in /proc/[0-9]*/ns/net; do readlink "$f"; done 2>/dev/null | sort -u | grep -c .)"
+'
+
+NS_PIDS=()
+_na_cleanup() {
+	set +e
+	remove_all_pods >/dev/null 2>&1
+	local pid
+	for pid in "${NS_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null || true
+	done
+	NS_PIDS=()
+}
+netns_new() {
+	local pid i
+	unshare --net sleep 3600 &
+	pid=$!
+	NS_PIDS+=("$pid")
+	for i in $(seq 100); do
+		[ "$(readlink "/proc/$pid/ns/net")" != "$(readlink /proc/self/ns/net)" ] && break
+		sleep 0.01
+	done
+	printf -v "$1" '%s' "$pid"
+}
+
+# =========================================================================
+# The CLI: sdpod run --net=ns:PATH
+# =========================================================================
+if [ "${SHIM_RUNTIME:-io.containerd.sdpod.v1}" = io.containerd.sdpod.v1 ]; then
+	trap '_rc=$?; _na_cleanup; (exit "$_rc"); _lib_on_exit' EXIT
+	echo "# the CLI: --net=ns:PATH with and without --cap-add=NET_ADMIN"
+	import_probe_image
+	netns_new JOIN
+	netns_new OTHER
+	nsenter --target "$JOIN" --net ip link set lo up
+	nsenter --target "$OTHER" --net ip link set lo up
+	HOST0=$(host_state)
+	OTHER0=$(ns_state "$OTHER")
+	JOIN0=$(ns_state "$JOIN")
+
+	assert_exit 0 sd run --private-users=no --net=ns:/proc/"$JOIN"/ns/net busybox --user=0 --exec=/bin/sh -- -c "$NET_SCRIPT"
+	assert_contains "no NET_ADMIN: no address" "$OUT" "failed: ip addr add"
+	assert_contains "no NET_ADMIN: no MTU" "$OUT" "failed: ip link set lo mtu"
+	assert_contains "no NET_ADMIN: no route" "$OUT" "failed: ip route add"
+	assert_not_contains "no NET_ADMIN: nothing done" "$OUT" "ok: "
+	assert_eq "no NET_ADMIN: the joined namespace is unchanged" "$JOIN0" "$(ns_state "$JOIN")"
+
+	assert_exit 0 sd run --private-users=no --net=ns:/proc/"$JOIN"/ns/net busybox --user=0 --cap-add=NET_ADMIN \
+		--exec=/bin/sh -- -c "$NET_SCRIPT"
+	assert_contains "NET_ADMIN: an address" "$OUT" "ok: ip addr add"
+	assert_contains "NET_ADMIN: the loopback's MTU" "$OUT" "ok: ip link set lo mtu"
+	assert_contains "NET_ADMIN: a route" "$OUT" "ok: ip route add"
+	assert_contains "NET_ADMIN: no other namespace in sight" "$OUT" "namespaces seen: 1"
+	JOIN1=$(ns_state "$JOIN")
+	assert_contains "the joined namespace has the address" "$JOIN1" "192.0.2.77/32"
+	assert_contains "the joined namespace has the MTU" "$JOIN1" "mtu 1400"
+	assert_contains "the joined namespace has the route" "$JOIN1" "198.51.100.0/24"
+	assert_eq "the host's namespace is unchanged" "$HOST0" "$(host_state)"
+	assert_eq "the other namespace is unchanged" "$OTHER0" "$(ns_state "$OTHER")"
+
+	# In a user namespace (the CLI's default), the joined namespace is the
+	# host's user namespace's: NET_ADMIN of the pod's gives nothing there.
+	assert_exit 0 sd run --net=ns:/proc/"$OTHER"/ns/net busybox --user=0 --cap-add=NET_ADMIN --exec=/bin/sh -- -c "$NET_SCRIPT"
+	assert_contains "user namespace: no address" "$OUT" "failed: ip addr add"
+	assert_not_contains "user namespace: nothing done" "$OUT" "ok: "
+	assert_eq "user namespace: the other namespace is unchanged" "$OTHER0" "$(ns_state "$OTHER")"
+	assert_eq "the host's namespace is still unchanged" "$HOST0" "$(host_state)"
+	_na_cleanup
+	trap - EXIT
+	trap '_rc=$?; (exit "$_rc"); _lib_on_exit' EXIT
+fi
