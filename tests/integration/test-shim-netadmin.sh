@@ -24,7 +24,7 @@ require_tool systemd-nspawn systemd-container
 # ns_state PID: what a namespace's configuration is (links with their MTU,
 # addresses, routes), for a before/after comparison.
 ns_state() {
-	nsenter --target "$1" --net sh -c 'ip -o link | sed "s/ qlen.*//; s/link\/.*//"; ip -o addr; ip route; ip -6 route' 2>&1
+	nsenter --target "$1" --net sh -c 'ip -o link | sed "s/ qlen.*//; s/link\/.*//"; ip -o addr | awk "{print \$2, \$3, \$4}"; ip route; ip -6 route' 2>&1
 }
 # The host's: other tests' pods come and go meanwhile, so only what the
 # apps here try to change (the loopback, the address and route they add).
@@ -109,6 +109,98 @@ if [ "${SHIM_RUNTIME:-io.containerd.sdpod.v1}" = io.containerd.sdpod.v1 ]; then
 	assert_eq "user namespace: the other namespace is unchanged" "$OTHER0" "$(ns_state "$OTHER")"
 	assert_eq "the host's namespace is still unchanged" "$HOST0" "$(host_state)"
 	_na_cleanup
+	rm -rf "$IMG" # containerd_images makes its own
 	trap - EXIT
 	trap '_rc=$?; (exit "$_rc"); _lib_on_exit' EXIT
 fi
+
+# =========================================================================
+# The CRI: capabilities.add_capabilities NET_ADMIN in a sandbox's namespace
+# =========================================================================
+. "$LIB_DIR/containerd-lib.sh"
+for _p in ptp host-local loopback portmap firewall; do
+	[ -x "/usr/lib/cni/$_p" ] || skip "no CNI plugin $_p in /usr/lib/cni (apt-get install containernetworking-plugins)"
+done
+echo "# the CRI: NET_ADMIN over the sandbox's namespace"
+
+leak_begin
+containerd_start
+containerd_images k8s.io
+cri_setup
+
+# sandbox NAME: a sandbox; its id in $SB, its network namespace's path (as
+# containerd made it, from the verbose status's runtime spec) in $NSPATH.
+sandbox() {
+	local sbc
+	sbc=$(cri_sandbox_config "$1")
+	cri_call R RunPodSandbox "{\"config\": $sbc, \"runtime_handler\": \"$SHIM_HANDLER\"}"
+	SB=$(jq -r '.pod_sandbox_id // empty' <<<"$R")
+	[ -n "$SB" ] || die "RunPodSandbox gave no sandbox id: $R"
+	cri_call S PodSandboxStatus "{\"pod_sandbox_id\": \"$SB\", \"verbose\": true}"
+	NSPATH=$(jq -r '.info.info | fromjson | .runtimeSpec.linux.namespaces[] | select(.type == "network") | .path' <<<"$S")
+	[ -e "$NSPATH" ] || die "no network namespace for sandbox $1: $(jq -c .info <<<"$S" | head -c 2000)"
+	SBCONF=$sbc
+}
+# container NAME CAPS: a container of sandbox $SB running as root with
+# capabilities CAPS added (a JSON list), running $NET_SCRIPT and then
+# sleeping; its id in $CID.
+container() {
+	local name=$1 caps=$2
+	cri_call C CreateContainer "$(jq -nc --arg sb "$SB" --argjson sbc "$SBCONF" --arg n "$name" --arg img "$CTD_BUSYBOX" \
+		--arg script "$NET_SCRIPT; exec sleep 600" --argjson caps "$caps" \
+		'{pod_sandbox_id: $sb, sandbox_config: $sbc,
+		  config: {metadata: {name: $n}, image: {image: $img}, command: ["/bin/sh", "-c", $script],
+		           log_path: ($n + ".log"),
+		           linux: {security_context: {run_as_user: {value: 0}, capabilities: {add_capabilities: $caps}}}}}')"
+	CID=$(jq -r '.container_id // empty' <<<"$C")
+	cri_call _ StartContainer "{\"container_id\": \"$CID\"}"
+}
+# log_of SANDBOX NAME: a container's CRI log, without the prefixes.
+log_of() { sed -E 's/^[^ ]+ (stdout|stderr) [FP] //' "$CRI_LOGS/$1/$2.log" 2>/dev/null; }
+logged() { log_of "$1" "$2" | grep -q "namespaces seen"; }
+# (Addresses without their flags: IPv6 DAD's "tentative" ends meanwhile.)
+nsstate() { nsenter --net="$1" sh -c 'ip -o link | sed "s/ qlen.*//; s/link\/.*//"; ip -o addr | awk "{print \$2, \$3, \$4}"; ip route' 2>&1; }
+
+sandbox other-pod
+OTHER_SB=$SB OTHER_NS=$NSPATH
+sandbox admin-pod
+ADMIN_SB=$SB ADMIN_NS=$NSPATH
+HOST0=$(host_state)
+OTHER0=$(nsstate "$OTHER_NS")
+ADMIN0=$(nsstate "$ADMIN_NS")
+
+container plain '[]'
+PLAIN=$CID
+wait_for "without NET_ADMIN: the container has run its steps" 60 logged admin-pod plain || true
+OUT=$(log_of admin-pod plain)
+assert_contains "CRI, no NET_ADMIN: no address" "$OUT" "failed: ip addr add"
+assert_contains "CRI, no NET_ADMIN: no MTU" "$OUT" "failed: ip link set lo mtu"
+assert_contains "CRI, no NET_ADMIN: no route" "$OUT" "failed: ip route add"
+assert_not_contains "CRI, no NET_ADMIN: nothing done" "$OUT" "ok: "
+assert_eq "CRI, no NET_ADMIN: the sandbox's namespace is unchanged" "$ADMIN0" "$(nsstate "$ADMIN_NS")"
+
+container admin '["NET_ADMIN"]'
+ADMIN=$CID
+wait_for "NET_ADMIN: the container has run its steps" 60 logged admin-pod admin || true
+OUT=$(log_of admin-pod admin)
+assert_contains "CRI, NET_ADMIN: an address" "$OUT" "ok: ip addr add"
+assert_contains "CRI, NET_ADMIN: the loopback's MTU" "$OUT" "ok: ip link set lo mtu"
+assert_contains "CRI, NET_ADMIN: a route" "$OUT" "ok: ip route add"
+ADMIN1=$(nsstate "$ADMIN_NS")
+assert_contains "CRI: the sandbox's namespace has the address" "$ADMIN1" "192.0.2.77/32"
+assert_contains "CRI: the sandbox's namespace has the MTU" "$ADMIN1" "mtu 1400"
+assert_contains "CRI: the sandbox's namespace has the route" "$ADMIN1" "198.51.100.0/24"
+assert_eq "CRI: the other sandbox's namespace is unchanged" "$OTHER0" "$(nsstate "$OTHER_NS")"
+assert_eq "CRI: the host's namespace is unchanged" "$HOST0" "$(host_state)"
+
+for c in "$PLAIN" "$ADMIN"; do
+	cri StopContainer "{\"container_id\": \"$c\", \"timeout\": 1}" >/dev/null 2>&1 || true
+	cri RemoveContainer "{\"container_id\": \"$c\"}" >/dev/null 2>&1 || true
+done
+for sb in "$ADMIN_SB" "$OTHER_SB"; do
+	cri_call _ StopPodSandbox "{\"pod_sandbox_id\": \"$sb\"}"
+	cri_call _ RemovePodSandbox "{\"pod_sandbox_id\": \"$sb\"}"
+done
+containerd_leak_check
+containerd_stop
+leak_check
