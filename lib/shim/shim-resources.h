@@ -20,7 +20,19 @@
  * A frozen task still ends: SIGKILL reaches frozen processes (cgroup2),
  * and the task service thaws an app before it signals it and every paused
  * app of a pod before it stops the pod, so that a stop never waits on a
- * frozen app's SIGTERM (task-service.c). */
+ * frozen app's SIGTERM (task-service.c).
+ *
+ * Update (the CRI's UpdateContainerResources, ctr task update) changes the
+ * limits sdpod gives an app at creation, and only those: memory.limit
+ * (MemoryMax=), cpu.quota/period (CPUQuota=) and pids.limit (TasksMax=),
+ * set on the app's unit by the pod's systemd (SetUnitProperties, kept
+ * across its reloads), as the unit file set them. Where the pod's systemd
+ * cannot apply one (the app's cgroup2 cgroup has no such controller: a
+ * cgroup v1 or hybrid host, or a controller not delegated to the pod), the
+ * update is refused naming the field, as creating such an app is; nothing
+ * is half applied. The rest of LinuxResources is what creation ignores
+ * (swap, reservation, cpu.shares, cpus, mems) and the device rules, which
+ * containerd sends back as they were: an update never widens them. */
 
 #include <stdbool.h>
 
@@ -35,3 +47,8 @@
  * when it does not run, -ETIMEDOUT (thawed again) when it did not freeze
  * in time. */
 int shim_app_freeze(PodStore *ps, const char *uuid, const char *app, bool freeze, Error **err);
+
+/* Applies the LinuxResources (JSON, as containerd sends it) to the app of
+ * the running pod uuid. Talks to the pod's systemd (bounded by
+ * pod-bus.h's deadlines): to be run away from an event loop. */
+int shim_app_update(PodStore *ps, const char *uuid, const char *app, const char *resources_json, Error **err);

@@ -1345,8 +1345,49 @@ static int on_checkpoint(TtrpcCall *c, const uint8_t *payload, size_t size, void
         return not_implemented(c, "Checkpoint");
 }
 
+/* --- Update (shim-resources.h) ------------------------------------------ */
+
+/* The resources' JSON at most: a LinuxResources with its device rules. */
+#define SHIM_UPDATE_MAX (64U << 10)
+
+static int work_app_update(TaskService *s, const char *const a[BACKGROUND_ARGS], int sig, Error **err) {
+        return shim_app_update(s->pods, a[0], a[1], a[2], err);
+}
+
+/* It talks to the pod's systemd: in a child (background_run), so that a
+ * stuck pod holds up nothing else. */
 static int on_update(TtrpcCall *c, const uint8_t *payload, size_t size, void *userdata) {
-        return not_implemented(c, "Update (changing a running task's resources)");
+        TaskService *s = userdata;
+        Containerd__Task__V2__UpdateTaskRequest *req =
+                containerd__task__v2__update_task_request__unpack(NULL, size, payload);
+        if (!req)
+                return ttrpc_call_fail(c, GRPC_INVALID_ARGUMENT, "Update: not an UpdateTaskRequest");
+        Error *e = NULL;
+        int r = 0;
+        Proc *p = lookup(s, c, req->id, NULL);
+        if (p) {
+                Task *t = p->task;
+                const ProtobufCBinaryData *v = req->resources ? &req->resources->value : NULL;
+                _cleanup_free_ char *json = NULL;
+                if (t->kind == TASK_SANDBOX)
+                        r = error_set(&e, -EOPNOTSUPP, "Update: task %s is a sandbox, the pod itself: its limits are "
+                                      "the pod's, set when it starts; update its containers", t->id);
+                else if (!v || v->len == 0)
+                        r = error_set(&e, -EINVAL, "Update: task %s: no resources", t->id);
+                else if (v->len > SHIM_UPDATE_MAX || memchr(v->data, 0, v->len))
+                        r = error_set(&e, -EINVAL, "Update: task %s: the resources are not a JSON LinuxResources of "
+                                      "at most %u bytes", t->id, SHIM_UPDATE_MAX);
+                else if (p->status != PROC_RUNNING)
+                        r = error_set(&e, -ESRCH, "Update: task %s is not running", t->id);
+                else if (!(json = strndup((const char *) v->data, v->len)))
+                        r = error_sys(&e, -ENOMEM, "Update");
+                else {
+                        const char *args[BACKGROUND_ARGS] = { t->target.uuid, t->target.app, json };
+                        r = background_run(s, c, work_app_update, NULL, args, 0, &e);
+                }
+        }
+        containerd__task__v2__update_task_request__free_unpacked(req, NULL);
+        return r < 0 ? fail_with(c, r, e) : 0;
 }
 
 static int on_stats(TtrpcCall *c, const uint8_t *payload, size_t size, void *userdata);

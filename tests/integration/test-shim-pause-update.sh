@@ -84,5 +84,73 @@ assert_exit 0 ctr_ task delete t-fork
 assert_exit 0 ctr_ container rm t-fork
 containerd_leak_check
 
+echo "# UpdateContainerResources through the CRI"
+for _p in ptp host-local loopback portmap firewall; do
+	[ -x "/usr/lib/cni/$_p" ] || skip "no CNI plugin $_p in /usr/lib/cni (apt-get install containernetworking-plugins)"
+done
+containerd_images k8s.io
+cri_setup
+SBC=$(cri_sandbox_config update-pod)
+cri_call RS RunPodSandbox "{\"config\": $SBC, \"runtime_handler\": \"$SHIM_HANDLER\"}"
+SB=$(jq -r '.pod_sandbox_id // empty' <<<"$RS")
+[ -n "$SB" ] || die "RunPodSandbox gave no sandbox id: $RS"
+cri_call C CreateContainer "$(jq -nc --arg sb "$SB" --argjson sbc "$SBC" --arg img "$CTD_BUSYBOX" \
+	'{pod_sandbox_id: $sb, sandbox_config: $sbc,
+	  config: {metadata: {name: "limited"}, image: {image: $img}, command: ["/bin/sleep", "600"], log_path: "limited.log"}}')"
+CID=$(jq -r '.container_id // empty' <<<"$C")
+cri_call _ StartContainer "{\"container_id\": \"$CID\"}"
+cri_call CS ContainerStatus "{\"container_id\": \"$CID\", \"verbose\": true}"
+CPID=$(jq -r '.info.info | fromjson | .pid' <<<"$CS")
+# The container's memory limit file: its cgroup v1 memory cgroup's, or its
+# cgroup2 one's where the memory controller is there (a cgroup2 host).
+memory_file() {
+	local v1 v2
+	v1=$(awk -F: '$2 == "memory" { print $3 }' "/proc/$CPID/cgroup")
+	v2=$(awk -F: '$1 == "0" { print $3 }' "/proc/$CPID/cgroup")
+	if [ -n "$v1" ] && [ -f "/sys/fs/cgroup/memory$v1/memory.limit_in_bytes" ]; then
+		echo "/sys/fs/cgroup/memory$v1/memory.limit_in_bytes"
+	elif [ -f "/sys/fs/cgroup$v2/memory.max" ]; then
+		echo "/sys/fs/cgroup$v2/memory.max"
+	elif [ -f "/sys/fs/cgroup/unified$v2/memory.max" ]; then
+		echo "/sys/fs/cgroup/unified$v2/memory.max"
+	fi
+}
+# Whether the app has a cgroup of its own with a memory limit (runc's always;
+# sdpod's where the app's cgroup2 cgroup has the memory controller).
+app_memory_cgroup() {
+	local v2
+	v2=$(awk -F: '$1 == "0" { print $3 }' "/proc/$CPID/cgroup")
+	[ -f "/sys/fs/cgroup$v2/memory.max" ] || [ -f "/sys/fs/cgroup/unified$v2/memory.max" ]
+}
+UPD="{\"container_id\": \"$CID\", \"linux\": {\"memory_limit_in_bytes\": 268435456, \"cpu_period\": 100000, \"cpu_quota\": 50000}}"
+if ! shim_is_sdpod || app_memory_cgroup; then
+	cri_call _ UpdateContainerResources "$UPD"
+	MF=$(memory_file)
+	assert_eq "UpdateContainerResources: the memory limit in $MF" 268435456 "$(cat "$MF" 2>/dev/null)"
+else
+	echo "# the app's cgroup has no memory controller here: the update must be refused"
+	assert_exit 3 cri UpdateContainerResources "$UPD"
+	echo "# $ERR"
+	assert_contains "UpdateContainerResources: refused, naming the field" "$ERR" "linux.resources.memory.limit"
+	assert_contains "UpdateContainerResources: refused, saying why" "$ERR" "no memory controller"
+	cri_call CS2 ContainerStatus "{\"container_id\": \"$CID\"}"
+	assert_jq "UpdateContainerResources: the container runs on" "$CS2" .status.state '"CONTAINER_RUNNING"'
+fi
+# An update of nothing sdpod applies (cpu shares only) is no error.
+cri_call _ UpdateContainerResources "{\"container_id\": \"$CID\", \"linux\": {\"cpu_shares\": 512}}"
+
+# Pause of the sandbox task (ctr on the CRI's namespace): runc freezes the
+# pause process; sdpod refuses, naming why (its systemd would freeze).
+if shim_is_sdpod; then
+	assert_exit 1 ctr --address "$CTD_SOCK" -n k8s.io task pause "$SB"
+	assert_contains "the sandbox's pause: refused, saying why" "$ERR" "is a sandbox"
+	assert_exit 0 ctr --address "$CTD_SOCK" -n k8s.io task pause "$CID"
+	assert_eq "a CRI container: paused" PAUSED "$(ctr --address "$CTD_SOCK" -n k8s.io task ls | awk -v id="$CID" '$1 == id { print $3 }')"
+	# StopPodSandbox with a paused container ends it (thawed first).
+fi
+cri_call _ StopPodSandbox "{\"pod_sandbox_id\": \"$SB\"}"
+cri_call _ RemovePodSandbox "{\"pod_sandbox_id\": \"$SB\"}"
+containerd_leak_check
+
 containerd_stop
 leak_check
