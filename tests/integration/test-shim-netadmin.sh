@@ -4,9 +4,11 @@
 # when the pod joins one made by someone else (issue 25, item 4): the CRI's
 # (containerd makes the sandbox's namespace and runs CNI in it) and the
 # CLI's --net=ns:PATH. A container granted NET_ADMIN adds an address, sets
-# the loopback's MTU and adds a route in its pod's namespace; one without
-# it gets EPERM for each; neither changes the host's namespace nor another
-# pod's (their addresses, routes and MTUs are compared before and after).
+# the loopback's MTU, adds a route and an iptables rule in its pod's
+# namespace; one without it gets EPERM for each; neither changes the host's
+# namespace nor another pod's (their addresses, routes, MTUs and iptables
+# rules are compared before and after). The image is busybox with the
+# host's iptables (legacy) and its libraries.
 # A hostile app with NET_ADMIN also tries to reach the host's namespace
 # (through /proc/1/ns/net, which is its pod's, and by moving a link out).
 #
@@ -20,23 +22,42 @@ use_real_images
 require_tool ip iproute2
 require_tool nsenter util-linux
 require_tool systemd-nspawn systemd-container
+require_tool iptables-legacy-save iptables
+[ -x /usr/sbin/xtables-legacy-multi ] || skip "no /usr/sbin/xtables-legacy-multi (iptables)"
+
+# The image: busybox, and the host's iptables-legacy with what it loads.
+IPT_IMAGE=sdpod.test/iptables:1
+IPT="$T/ipt"
+mkdir -p "$IPT"
+img_busybox_rootfs "$IPT/rootfs"
+( set -e
+  cd "$IPT/rootfs"
+  # /run for its lock file (runc gives the container the image's)
+  mkdir -p usr/sbin lib/x86_64-linux-gnu lib64 usr/lib/x86_64-linux-gnu run
+  cp /usr/sbin/xtables-legacy-multi usr/sbin/
+  ln -sf xtables-legacy-multi usr/sbin/iptables
+  for l in $(ldd /usr/sbin/xtables-legacy-multi | awk '$3 ~ /^\// { print $3 }'); do cp -L "$l" lib/x86_64-linux-gnu/; done
+  cp -L /lib64/ld-linux-x86-64.so.2 lib64/
+  cp -a /usr/lib/x86_64-linux-gnu/xtables usr/lib/x86_64-linux-gnu/ ) || die "cannot put iptables in the image"
+img_oci_layout "$IPT/oci" latest "$IPT/rootfs"
 
 # ns_state PID: what a namespace's configuration is (links with their MTU,
 # addresses, routes), for a before/after comparison.
 ns_state() {
-	nsenter --target "$1" --net sh -c 'ip -o link | sed "s/ qlen.*//; s/link\/.*//"; ip -o addr | awk "{print \$2, \$3, \$4}"; ip route; ip -6 route' 2>&1
+	nsenter --target "$1" --net sh -c 'ip -o link | sed "s/ qlen.*//; s/link\/.*//"; ip -o addr | awk "{print \$2, \$3, \$4}"; ip route; ip -6 route; iptables-legacy-save | grep -v "^#"; true' 2>&1
 }
 # The host's: other tests' pods come and go meanwhile, so only what the
 # apps here try to change (the loopback, the address and route they add).
 host_state() {
 	{ ip -o link show lo | sed 's/ qlen.*//; s/link\/.*//'; ip -o addr show lo; ip -o addr | grep -F 192.0.2.77
-	  ip route show 198.51.100.0/24; } 2>&1 || true
+	  ip route show 198.51.100.0/24; iptables-legacy-save | grep -F 192.0.2.99; iptables-save | grep -F 192.0.2.99; } 2>&1 || true
 }
 
 # What an app with or without NET_ADMIN tries in its pod's namespace; one
 # line per step, "ok" or the error.
 NET_SCRIPT='
-for step in "ip addr add 192.0.2.77/32 dev lo" "ip link set lo mtu 1400" "ip route add 198.51.100.0/24 dev lo"; do
+for step in "ip addr add 192.0.2.77/32 dev lo" "ip link set lo mtu 1400" "ip route add 198.51.100.0/24 dev lo" \
+	"iptables -A INPUT -s 192.0.2.99 -j DROP" "iptables -L -n"; do
 	if out=$($step 2>&1); then echo "ok: $step"; else echo "failed: $step: $out"; fi
 done
 # Another namespace in reach? Every process the app sees is in its own.
@@ -72,7 +93,7 @@ netns_new() {
 if [ "${SHIM_RUNTIME:-io.containerd.sdpod.v1}" = io.containerd.sdpod.v1 ]; then
 	trap '_rc=$?; _na_cleanup; (exit "$_rc"); _lib_on_exit' EXIT
 	echo "# the CLI: --net=ns:PATH with and without --cap-add=NET_ADMIN"
-	import_probe_image
+	import_ok IPTID --name=busybox "$IPT/oci"
 	netns_new JOIN
 	netns_new OTHER
 	nsenter --target "$JOIN" --net ip link set lo up
@@ -81,35 +102,39 @@ if [ "${SHIM_RUNTIME:-io.containerd.sdpod.v1}" = io.containerd.sdpod.v1 ]; then
 	OTHER0=$(ns_state "$OTHER")
 	JOIN0=$(ns_state "$JOIN")
 
-	assert_exit 0 sd run --private-users=no --net=ns:/proc/"$JOIN"/ns/net busybox --user=0 --exec=/bin/sh -- -c "$NET_SCRIPT"
+	assert_exit 0 sd run --private-users=no --net=ns:/proc/"$JOIN"/ns/net busybox --user=0 --cap-add=NET_RAW --exec=/bin/sh -- -c "$NET_SCRIPT"
 	assert_contains "no NET_ADMIN: no address" "$OUT" "failed: ip addr add"
 	assert_contains "no NET_ADMIN: no MTU" "$OUT" "failed: ip link set lo mtu"
 	assert_contains "no NET_ADMIN: no route" "$OUT" "failed: ip route add"
+	assert_contains "no NET_ADMIN: no iptables rule" "$OUT" "failed: iptables -A"
+	assert_contains "no NET_ADMIN: no iptables -L" "$OUT" "failed: iptables -L"
 	assert_not_contains "no NET_ADMIN: nothing done" "$OUT" "ok: "
 	assert_eq "no NET_ADMIN: the joined namespace is unchanged" "$JOIN0" "$(ns_state "$JOIN")"
 
-	assert_exit 0 sd run --private-users=no --net=ns:/proc/"$JOIN"/ns/net busybox --user=0 --cap-add=NET_ADMIN \
+	assert_exit 0 sd run --private-users=no --net=ns:/proc/"$JOIN"/ns/net busybox --user=0 --cap-add=NET_ADMIN,NET_RAW \
 		--exec=/bin/sh -- -c "$NET_SCRIPT"
 	assert_contains "NET_ADMIN: an address" "$OUT" "ok: ip addr add"
 	assert_contains "NET_ADMIN: the loopback's MTU" "$OUT" "ok: ip link set lo mtu"
 	assert_contains "NET_ADMIN: a route" "$OUT" "ok: ip route add"
+	assert_contains "NET_ADMIN: an iptables rule" "$OUT" "ok: iptables -A"
+	assert_contains "NET_ADMIN: iptables -L" "$OUT" "ok: iptables -L"
 	assert_contains "NET_ADMIN: no other namespace in sight" "$OUT" "namespaces seen: 1"
 	JOIN1=$(ns_state "$JOIN")
 	assert_contains "the joined namespace has the address" "$JOIN1" "192.0.2.77/32"
 	assert_contains "the joined namespace has the MTU" "$JOIN1" "mtu 1400"
 	assert_contains "the joined namespace has the route" "$JOIN1" "198.51.100.0/24"
+	assert_contains "the joined namespace has the iptables rule" "$JOIN1" "-A INPUT -s 192.0.2.99/32 -j DROP"
 	assert_eq "the host's namespace is unchanged" "$HOST0" "$(host_state)"
 	assert_eq "the other namespace is unchanged" "$OTHER0" "$(ns_state "$OTHER")"
 
 	# In a user namespace (the CLI's default), the joined namespace is the
 	# host's user namespace's: NET_ADMIN of the pod's gives nothing there.
-	assert_exit 0 sd run --net=ns:/proc/"$OTHER"/ns/net busybox --user=0 --cap-add=NET_ADMIN --exec=/bin/sh -- -c "$NET_SCRIPT"
+	assert_exit 0 sd run --net=ns:/proc/"$OTHER"/ns/net busybox --user=0 --cap-add=NET_ADMIN,NET_RAW --exec=/bin/sh -- -c "$NET_SCRIPT"
 	assert_contains "user namespace: no address" "$OUT" "failed: ip addr add"
 	assert_not_contains "user namespace: nothing done" "$OUT" "ok: "
 	assert_eq "user namespace: the other namespace is unchanged" "$OTHER0" "$(ns_state "$OTHER")"
 	assert_eq "the host's namespace is still unchanged" "$HOST0" "$(host_state)"
 	_na_cleanup
-	rm -rf "$IMG" # containerd_images makes its own
 	trap - EXIT
 	trap '_rc=$?; (exit "$_rc"); _lib_on_exit' EXIT
 fi
@@ -126,6 +151,9 @@ echo "# the CRI: NET_ADMIN over the sandbox's namespace"
 leak_begin
 containerd_start
 containerd_images k8s.io
+img_docker_archive "$IPT/oci" latest "$IPT/ipt.tar" "$IPT_IMAGE"
+ctr --address "$CTD_SOCK" -n k8s.io image import "$IPT/ipt.tar" >"$IPT/import.out" 2>&1 ||
+	die "ctr image import of the iptables image: $(cat "$IPT/import.out")"
 cri_setup
 
 # sandbox NAME: a sandbox; its id in $SB, its network namespace's path (as
@@ -146,7 +174,7 @@ sandbox() {
 # sleeping; its id in $CID.
 container() {
 	local name=$1 caps=$2
-	cri_call C CreateContainer "$(jq -nc --arg sb "$SB" --argjson sbc "$SBCONF" --arg n "$name" --arg img "$CTD_BUSYBOX" \
+	cri_call C CreateContainer "$(jq -nc --arg sb "$SB" --argjson sbc "$SBCONF" --arg n "$name" --arg img "$IPT_IMAGE" \
 		--arg script "$NET_SCRIPT; exec sleep 600" --argjson caps "$caps" \
 		'{pod_sandbox_id: $sb, sandbox_config: $sbc,
 		  config: {metadata: {name: $n}, image: {image: $img}, command: ["/bin/sh", "-c", $script],
@@ -159,7 +187,7 @@ container() {
 log_of() { sed -E 's/^[^ ]+ (stdout|stderr) [FP] //' "$CRI_LOGS/$1/$2.log" 2>/dev/null; }
 logged() { log_of "$1" "$2" | grep -q "namespaces seen"; }
 # (Addresses without their flags: IPv6 DAD's "tentative" ends meanwhile.)
-nsstate() { nsenter --net="$1" sh -c 'ip -o link | sed "s/ qlen.*//; s/link\/.*//"; ip -o addr | awk "{print \$2, \$3, \$4}"; ip route' 2>&1; }
+nsstate() { nsenter --net="$1" sh -c 'ip -o link | sed "s/ qlen.*//; s/link\/.*//"; ip -o addr | awk "{print \$2, \$3, \$4}"; ip route; iptables-legacy-save | grep -v "^#"; true' 2>&1; }
 
 sandbox other-pod
 OTHER_SB=$SB OTHER_NS=$NSPATH
@@ -176,6 +204,7 @@ OUT=$(log_of admin-pod plain)
 assert_contains "CRI, no NET_ADMIN: no address" "$OUT" "failed: ip addr add"
 assert_contains "CRI, no NET_ADMIN: no MTU" "$OUT" "failed: ip link set lo mtu"
 assert_contains "CRI, no NET_ADMIN: no route" "$OUT" "failed: ip route add"
+assert_contains "CRI, no NET_ADMIN: no iptables rule" "$OUT" "failed: iptables -A"
 assert_not_contains "CRI, no NET_ADMIN: nothing done" "$OUT" "ok: "
 assert_eq "CRI, no NET_ADMIN: the sandbox's namespace is unchanged" "$ADMIN0" "$(nsstate "$ADMIN_NS")"
 
@@ -186,10 +215,13 @@ OUT=$(log_of admin-pod admin)
 assert_contains "CRI, NET_ADMIN: an address" "$OUT" "ok: ip addr add"
 assert_contains "CRI, NET_ADMIN: the loopback's MTU" "$OUT" "ok: ip link set lo mtu"
 assert_contains "CRI, NET_ADMIN: a route" "$OUT" "ok: ip route add"
+assert_contains "CRI, NET_ADMIN: an iptables rule" "$OUT" "ok: iptables -A"
+assert_contains "CRI, NET_ADMIN: iptables -L" "$OUT" "ok: iptables -L"
 ADMIN1=$(nsstate "$ADMIN_NS")
 assert_contains "CRI: the sandbox's namespace has the address" "$ADMIN1" "192.0.2.77/32"
 assert_contains "CRI: the sandbox's namespace has the MTU" "$ADMIN1" "mtu 1400"
 assert_contains "CRI: the sandbox's namespace has the route" "$ADMIN1" "198.51.100.0/24"
+assert_contains "CRI: the sandbox's namespace has the iptables rule" "$ADMIN1" "-A INPUT -s 192.0.2.99/32 -j DROP"
 assert_eq "CRI: the other sandbox's namespace is unchanged" "$OTHER0" "$(nsstate "$OTHER_NS")"
 assert_eq "CRI: the host's namespace is unchanged" "$HOST0" "$(host_state)"
 
