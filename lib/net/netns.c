@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <linux/nsfs.h>
 #include <sys/wait.h>
@@ -72,6 +73,17 @@ int netns_check(const char *path, Error **err) {
         if (type != CLONE_NEWNET)
                 return error_set(err, -EINVAL, "%s is not a network namespace", path);
         return 0;
+}
+
+bool netns_is_hosts(const char *path) {
+        struct stat ns, own, init;
+        if (stat(path, &ns) < 0 || stat("/proc/self/ns/net", &own) < 0)
+                return true;
+        if (ns.st_dev == own.st_dev && ns.st_ino == own.st_ino)
+                return true;
+        /* PID 1's may be out of the caller's reach (a run entrypoint may
+         * not trace it: EACCES); then nothing of it is compared. */
+        return stat("/proc/1/ns/net", &init) == 0 && ns.st_dev == init.st_dev && ns.st_ino == init.st_ino;
 }
 
 void netns_kept_path(const char *uuid, char path[static NETNS_KEPT_PATH_MAX]) {

@@ -4,6 +4,8 @@
 /* Network namespaces as files: a namespace lives as long as a process is
  * in it or an nsfs file of it is mounted somewhere. */
 
+#include <stdbool.h>
+
 #include "basic/error.h"
 
 /* Makes a new network namespace and binds it at path (a file it creates),
@@ -17,6 +19,12 @@ int netns_new_at(const char *path, Error **err);
 /* Whether path is a network namespace (an nsfs file of one): 0, or
  * -EINVAL with a message naming the path. */
 int netns_check(const char *path, Error **err);
+
+/* Whether the namespace at path is the host's: the caller's own or, where
+ * the caller may see it, PID 1's (the operator may name either with
+ * --net=ns:). True too when path or the caller's own cannot be read, so
+ * that a caller granting power over a namespace then grants none. */
+bool netns_is_hosts(const char *path);
 
 /* Sets the sysctl net.NAME ("ipv4/conf/tap0/forwarding") of the network
  * namespace the caller is in: it must be in a mount namespace of its own

@@ -45,8 +45,10 @@ int pod_net_prepare(PodNetSetup *s, Error **err) {
                  * pod's). Only without a user namespace: one the host's
                  * root made belongs to the host's user namespace, over which
                  * the pod's has no capability (nspawn's join fails with
-                 * EPERM), so there NET_ADMIN gives nothing (sdpod-security(7)). */
-                if (!s->userns) {
+                 * EPERM), so there NET_ADMIN gives nothing (sdpod-security(7)).
+                 * Never over the host's own namespace, which --net=ns: may
+                 * name as well: that is the host's network, not the pod's. */
+                if (!s->userns && !netns_is_hosts(s->net->ns_path)) {
                         if (asprintf(&s->nspawn_option, "--network-namespace-path=%s", s->net->ns_path) < 0) {
                                 s->nspawn_option = NULL;
                                 return error_sys(err, -ENOMEM, "network");

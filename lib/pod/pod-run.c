@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
 #include <libgen.h>
+#include <linux/capability.h>
 #include <sched.h>
 #include <sys/mount.h>
 #include <linux/magic.h>
@@ -33,6 +34,7 @@
 #include "pod/pod-userns.h"
 #include "pod/pod-volume.h"
 #include "pod/stage1.h"
+#include "unit/app-isolators.h"
 #include "unit/app-unit.h"
 
 static bool machined_reachable(void) {
@@ -401,6 +403,24 @@ int pod_run_entrypoint(const char *uuid, int (*run)(const char *uuid, int lock_f
         return r < 0 ? r : -EIO;
 }
 
+/* Whether the pod's bounding set keeps CAP_NET_ADMIN over the namespace
+ * it joins, where pod_net_prepare() says it may: only when an app of it is
+ * granted NET_ADMIN, or when its apps come later (a mutable pod: the
+ * containerd shim's sandboxes, podapp's), so that the stage1 root of a pod
+ * none of whose apps may configure the network cannot either. */
+static bool pod_grants_net_admin(const PodManifest *m) {
+        const char *mutable = pod_manifest_get_annotation(m, POD_ANNOTATION_MUTABLE);
+        if (mutable && streq(mutable, "true"))
+                return true;
+        for (size_t a = 0; a < m->n_apps; a++) {
+                _cleanup_(app_isolation_done) AppIsolation iso = {};
+                if (app_isolation_parse(m->apps[a].isolators, m->apps[a].n_isolators, "app.isolators", &iso, NULL) >= 0 &&
+                    (iso.capabilities & (UINT64_C(1) << CAP_NET_ADMIN)))
+                        return true;
+        }
+        return false;
+}
+
 int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         _cleanup_(pod_run_start_done) PodRunStart start = {};
         int r = pod_run_start(uuid, &start, err);
@@ -477,7 +497,7 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 k++;
         if (ns.nspawn_option)
                 argv[k++] = ns.nspawn_option;
-        if (ns.net_admin)
+        if (ns.net_admin && pod_grants_net_admin(m))
                 argv[k++] = "--capability=CAP_NET_ADMIN";
         if (hostname_arg)
                 argv[k++] = hostname_arg;

@@ -127,6 +127,26 @@ if [ "${SHIM_RUNTIME:-io.containerd.sdpod.v1}" = io.containerd.sdpod.v1 ]; then
 	assert_eq "the host's namespace is unchanged" "$HOST0" "$(host_state)"
 	assert_eq "the other namespace is unchanged" "$OTHER0" "$(ns_state "$OTHER")"
 
+	# A pod none of whose apps is granted NET_ADMIN: its stage1 root does
+	# not get it either (the pod's PID 1's bounding set, bit 12).
+	run_bg QUIET --private-users=no --net=ns:/proc/"$JOIN"/ns/net busybox --user=0 --exec=/bin/sleep -- 600
+	wait_app "$QUIET" busybox
+	bnd=$(sed -n 's/^CapBnd:[[:space:]]*//p' "/proc/$(leader_of "$QUIET")/status")
+	echo "# the pod's PID 1: CapBnd $bnd"
+	check "no app granted NET_ADMIN: nor the pod's PID 1" test $(((0x$bnd >> 12) & 1)) = 0
+	assert_exit 0 sd stop "$QUIET"
+	wait_pid "$QUIET_PID"
+
+	# The host's own namespace named by --net=ns: it stays the host's
+	# network, whatever an app is granted: a harmless change (a dummy
+	# link, removed if it was made) is refused.
+	trap '_rc=$?; ip link del sdpodna0 2>/dev/null; _na_cleanup; (exit "$_rc"); _lib_on_exit' EXIT
+	# (This shell's namespace: PID 1's is out of the run entrypoint's reach.)
+	assert_exit 0 sd run --private-users=no --net=ns:/proc/$$/ns/net busybox --user=0 --cap-add=NET_ADMIN,NET_RAW \
+		--exec=/bin/sh -- -c 'if ip link add sdpodna0 type dummy 2>&1; then echo "ok: link"; else echo "failed: link"; fi'
+	assert_contains "the host's namespace: NET_ADMIN gives nothing there" "$OUT" "failed: link"
+	check "the host has no link sdpodna0" sh -c '! ip link show sdpodna0 >/dev/null 2>&1'
+
 	# In a user namespace (the CLI's default), the joined namespace is the
 	# host's user namespace's: NET_ADMIN of the pod's gives nothing there.
 	assert_exit 0 sd run --net=ns:/proc/"$OTHER"/ns/net busybox --user=0 --cap-add=NET_ADMIN,NET_RAW --exec=/bin/sh -- -c "$NET_SCRIPT"
