@@ -13,6 +13,11 @@
 #   - a hostile exec that floods its terminal and never reads its input,
 #     whose client never reads its output: State (`ctr task ls`) and
 #     another exec answer in time meanwhile, and a kill ends it;
+#   - the CRI's Exec with tty: true through containerd's streaming server
+#     (cri/cri-stream.py, a WebSocket client): a pty, TERM=xterm, the exit
+#     status, a resize, typed input. (Its client gone, containerd 1.6
+#     closes a tty exec's outputs, not its stdin, and calls no CloseIO:
+#     the command goes on under runc's shim as under sdpod's.)
 #   - `ctr run -t` (a container's own process on a terminal): runs on
 #     runc's shim; sdpod's refuses it with an error that says so.
 #
@@ -23,6 +28,9 @@
 
 use_real_images
 . "$LIB_DIR/containerd-lib.sh"
+for _p in ptp host-local loopback portmap firewall; do
+	[ -x "/usr/lib/cni/$_p" ] || skip "no CNI plugin $_p in /usr/lib/cni (apt-get install containernetworking-plugins)"
+done
 
 SESSION="$LIB_DIR/pty-session.py"
 BG_PIDS=()
@@ -38,7 +46,7 @@ trap '_rc=$?; _tty_cleanup; _ctd_on_exit "$_rc"; (exit "$_rc"); _lib_on_exit' EX
 
 leak_begin
 containerd_start
-containerd_images "$CTR_NS"
+containerd_images "$CTR_NS" k8s.io
 R=(--runtime "$SHIM_RUNTIME")
 CTR=(ctr --address "$CTD_SOCK" --namespace "$CTR_NS")
 task_is() { [ "$(ctr_ tasks ls 2>/dev/null | awk -v id="$1" '$1 == id { print $3 }')" = "$2" ]; }
@@ -80,11 +88,13 @@ assert_contains "which ends with 0" "$OUT" "EXIT=0"
 # ---------------------------------------------------------------------------
 echo "# ResizePty: stty size, SIGWINCH"
 # ---------------------------------------------------------------------------
-at_terminal --rows=30 --cols=100 expect:'start:30 100' resize:40:120 expect:'winch:40 120' send:'x\r' \
-	expect:got -- "${CTR[@]}" task exec -t --exec-id size1 t-tty /bin/sh -c \
-	'trap "echo winch:\$(stty size)" WINCH; echo "start:$(stty size)"; while :; do read -t 1 x && break; done; echo got; exit 5'
-assert_contains "stty size: the terminal's size at start" "$OUT" "start:30 100"
+# The first size is ctr's own, sent once the exec has started (runc's
+# command may see none before it): a resize after the command is ready.
+at_terminal --rows=30 --cols=100 expect:ready resize:40:120 expect:'winch:40 120' send:'x\r' expect:got \
+	-- "${CTR[@]}" task exec -t --exec-id size1 t-tty /bin/sh -c \
+	'trap "echo winch:\$(stty size)" WINCH; echo ready; while :; do read -t 1 x && break; done; echo "got:$(stty size)"; exit 5'
 assert_contains "after a resize, SIGWINCH and the new size" "$OUT" "winch:40 120"
+assert_contains "stty size then" "$OUT" "got:40 120"
 assert_contains "and the exit status passes through" "$OUT" "EXIT=5"
 
 # ---------------------------------------------------------------------------
@@ -141,6 +151,45 @@ assert_exit 0 ctr_ task kill -s SIGKILL t-tty
 wait_for "the task stops" 30 task_is t-tty STOPPED
 assert_exit 0 ctr_ task delete t-tty
 assert_exit 0 ctr_ container rm t-tty
+
+# ---------------------------------------------------------------------------
+echo "# the CRI's Exec with tty: true (kubectl exec -it), through its streaming server"
+# ---------------------------------------------------------------------------
+cri_setup
+SBC=$(cri_sandbox_config tty-pod)
+cri_call RS RunPodSandbox "{\"config\": $SBC, \"runtime_handler\": \"$SHIM_HANDLER\"}"
+SB=$(jq -r '.pod_sandbox_id // empty' <<<"$RS")
+[ -n "$SB" ] || die "RunPodSandbox gave no sandbox id: $RS"
+CC=$(jq -nc --arg sb "$SB" --argjson sbc "$SBC" --arg img "$CTD_BUSYBOX" \
+	'{pod_sandbox_id: $sb, sandbox_config: $sbc,
+	  config: {metadata: {name: "shell"}, image: {image: $img}, command: ["/bin/sleep", "600"],
+	           log_path: "shell.log"}}')
+cri_call C CreateContainer "$CC"
+CID=$(jq -r '.container_id // empty' <<<"$C")
+cri_call _ StartContainer "{\"container_id\": \"$CID\"}"
+# cri_exec_tty CMD_JSON STEP...: the CRI's Exec of CMD with a terminal and
+# stdin, driven by cri-stream.py; its output (with EXIT=N) in $OUT.
+cri_exec_tty() {
+	local cmd=$1 x url
+	shift
+	x=$(cri Exec "{\"container_id\": \"$CID\", \"cmd\": $cmd, \"tty\": true, \"stdin\": true, \"stdout\": true}" 2>&1) || true
+	url=$(jq -r '.url // empty' <<<"$x" 2>/dev/null) || true
+	[ -n "$url" ] || { OUT="Exec: $x"; return 0; }
+	OUT=$(timeout -s KILL 60 "$CRI_PY" "$LIB_DIR/cri/cri-stream.py" --timeout=20 "$url" "$@" 2>&1) || true
+}
+cri_exec_tty '["/bin/tty"]'
+assert_match "tty prints a pty of the container" '/dev/pts/[0-9]+' "$OUT"
+assert_contains "and ends with 0" "$OUT" "EXIT=0"
+cri_exec_tty '["/bin/sh", "-c", "echo \"term=[$TERM]\"; exit 3"]'
+assert_contains "TERM is the spec's (the CRI's xterm)" "$OUT" "term=[xterm]"
+assert_contains "the exit status passes through" "$OUT" "EXIT=3"
+cri_exec_tty '["/bin/sh", "-c", "trap \"echo winch:\\$(stty size)\" WINCH; echo ready; while :; do read -t 1 x && break; done; echo got-$x; exit 5"]' \
+	expect:ready resize:40:120 expect:'winch:40 120' send:'typed\r' expect:got-typed
+assert_contains "a resize: SIGWINCH and the new size" "$OUT" "winch:40 120"
+assert_contains "typed input reaches the command" "$OUT" "got-typed"
+assert_contains "and the exit status passes through" "$OUT" "EXIT=5"
+cri_call _ StopPodSandbox "{\"pod_sandbox_id\": \"$SB\"}"
+cri_call _ RemovePodSandbox "{\"pod_sandbox_id\": \"$SB\"}"
 
 # ---------------------------------------------------------------------------
 echo "# ctr run -t: a container's own process on a terminal"
