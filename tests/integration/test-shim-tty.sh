@@ -75,6 +75,15 @@ assert_contains "the exit status passes through" "$OUT" "EXIT=3"
 TERM_LINE=$(grep -o 'term=\[[^]]*\]' <<<"$OUT" | head -n1)
 echo "# $TERM_LINE"
 
+# The shell's fds, listed with no command substitution's pipe open (the
+# list's own file aside, which busybox's shell holds while ls runs): the pty of the
+# pod's, and nothing else (no fd of the host's terminal, the relay's
+# master or its window-size carrier).
+at_terminal expect:fds-listed -- "${CTR[@]}" task exec -t --exec-id fds t-tty /bin/sh -c \
+	't=$(tty); ls -l /proc/$$/fd >/tmp/fds; grep -- "->" /tmp/fds | grep -v -e "-> $t\$" -e "-> /tmp/fds\$" | sed "s/^/other-fd /"; echo fds-listed'
+assert_contains "the command lists its fds" "$OUT" "fds-listed"
+assert_not_contains "it holds no fd but its pty" "$OUT" "other-fd"
+
 at_terminal expect:name? send:'sdpod\r' expect:hello-sdpod -- "${CTR[@]}" task exec -t --exec-id tty3 t-tty \
 	/bin/sh -c 'printf "name? "; read n; echo "hello-$n"'
 assert_contains "a typed line reaches the command" "$OUT" "hello-sdpod"
