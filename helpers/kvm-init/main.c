@@ -445,6 +445,58 @@ static void wait_devices(const Apps *apps, Devices *dev) {
         die(EIO, "the devices were there and are not");
 }
 
+/* Writes text to the host on the report port (kvm/kvm-run.h). */
+static void report(const Devices *dev, const char *text) {
+        for (size_t i = 0; i < dev->n_ports; i++) {
+                if (strcmp(dev->ports[i].name, "sdpod.report") != 0)
+                        continue;
+                char path[64];
+                size_t n = strlen(text);
+                snprintf(path, sizeof(path), "/dev/%s", dev->ports[i].dev);
+                _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+                if (fd < 0 || write(fd, text, n) != (ssize_t) n)
+                        die(errno, "%s (sdpod.report)", path);
+                return;
+        }
+}
+
+/* The guest's first sign of life to the host (kvm/kvm-run.h's
+ * KVM_REPORT_ALIVE_LINE): the kernel booted and runs us. The host's hang
+ * timeout runs from QEMU's start to this line, then from it to the
+ * lifeline's first heartbeat, once systemd has started. */
+static void report_alive(const Devices *dev) {
+        report(dev, "alive\n");
+}
+
+#if SDPOD_CRASH_POINTS
+/* Test builds only: sdpod.crash= on the command line (the host adds it
+ * for tests/integration/test-kvm-kills.sh). "panic" panics the kernel, as
+ * a guest's own fault would; "flood" is a hostile guest that floods the
+ * host with heartbeats, then hangs. */
+static void crash_if_asked(const Devices *dev) {
+        char buf[CMDLINE_MAX];
+        const char *value = cmdline_value("sdpod.crash", buf);
+        if (value && strcmp(value, "flood") == 0) {
+                char lines[200 * 6 + 1] = "";
+                for (int i = 0; i < 200; i++)
+                        strcat(lines, "alive\n");
+                printf("kvm-init: sdpod.crash=flood: 200 heartbeats at once\n");
+                fflush(stdout);
+                report(dev, lines);
+                for (;;)
+                        pause();
+        }
+        if (!value || strcmp(value, "panic") != 0)
+                return;
+        printf("kvm-init: sdpod.crash=panic: panicking the kernel\n");
+        fflush(stdout);
+        int fd = open("/proc/sysrq-trigger", O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, "c", 1) != 1)
+                die(errno, "/proc/sysrq-trigger");
+        die(EIO, "the kernel did not panic");
+}
+#endif
+
 static void mount_erofs(const char *disk, const char *dst) {
         char src[64];
         snprintf(src, sizeof(src), "/dev/%s", disk);
@@ -477,6 +529,10 @@ int main(void) {
         parse_net(&net);
         load_modules();
         wait_devices(&apps, &dev);
+        report_alive(&dev);
+#if SDPOD_CRASH_POINTS
+        crash_if_asked(&dev);
+#endif
         setup_net(&net);
 
         /* The pod's root: the stage1, writable in memory as nspawn's

@@ -579,9 +579,22 @@ static int pod_exit(void) {
         return 0;
 }
 
+/* The guest's heartbeat (kvm/kvm-run.h): the host ends a pod it has not
+ * heard from in its hang timeout. A beat that cannot be written (the port
+ * busy for long) is only a beat missed. */
+static void heartbeat(void) {
+        Error *err = NULL;
+        char line[KVM_REPORT_LINE_MAX + 2];
+        kvm_report_format(&(KvmReport) { .kind = KVM_REPORT_ALIVE }, line);
+        if (report(line, &err) < 0)
+                (void) fail(err);
+}
+
 /* The lifeline of a VM: the host's commands. "stop": the pod exits (its
  * apps stopped in order, exit.target), as a pod in a container does when
- * stopped; the port's end: the host is gone, and QEMU with it. */
+ * stopped; the port's end: the host is gone, and QEMU with it. Between
+ * them, and until the guest's systemd ends every process at its power-off
+ * (the unit has no stop dependencies), the heartbeat. */
 static int vm_lifeline(void) {
         Error *err = NULL;
         _cleanup_close_ int fd = open(KVM_COMMAND_PORT, O_RDONLY | O_CLOEXEC | O_NOCTTY);
@@ -589,7 +602,17 @@ static int vm_lifeline(void) {
                 return fail((error_sys(&err, -errno, KVM_COMMAND_PORT), err));
         char line[64];
         size_t n = 0;
+        uint64_t next_beat = 0;
         for (;;) {
+                uint64_t now = monotonic_usec();
+                if (now >= next_beat) {
+                        heartbeat();
+                        next_beat = now + KVM_HEARTBEAT_USEC;
+                }
+                struct pollfd p = { fd, POLLIN, 0 };
+                int w = poll(&p, 1, (int) ((next_beat - now + 999) / 1000));
+                if (w == 0 || (w < 0 && errno == EINTR))
+                        continue;
                 char c;
                 ssize_t k = read(fd, &c, 1);
                 if (k < 0 && errno == EINTR)

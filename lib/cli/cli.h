@@ -67,6 +67,7 @@ extern CliGlobals cli;
         "  --watchdog-file=PATH    or when it has not touched PATH for that long\n" \
         "  --health-cmd=CMD        a health check, run by a timer in the pod\n" \
         "  --health-interval=DURATION  between checks (30s)\n" \
+        "  --health-timeout=DURATION  a check still running then has failed (30s)\n" \
         "  --health-retries=N      failures in a row that make it unhealthy (3)\n" \
         "  --health-start-period=DURATION  failures that do not count at first (0)\n" \
         "  --health-on-failure=none|restart|stop\n" \

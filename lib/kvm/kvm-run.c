@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -12,6 +13,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <systemd/sd-daemon.h>
+
+#include "config.h"
 
 #include "basic/fs.h"
 #include "basic/strv.h"
@@ -84,6 +87,10 @@ int kvm_report_parse(const char *line, size_t n, KvmReport *ret, Error **err) {
                 ret->kind = KVM_REPORT_READY;
                 return 0;
         }
+        if (streq(s, "alive")) {
+                ret->kind = KVM_REPORT_ALIVE;
+                return 0;
+        }
         const char *rest = NULL;
         if ((rest = startswith(s, "status "))) {
                 size_t k = strspn(rest, "abcdefghijklmnopqrstuvwxyz0123456789-");
@@ -111,10 +118,27 @@ bad:
 void kvm_report_format(const KvmReport *r, char buf[static KVM_REPORT_LINE_MAX + 2]) {
         if (r->kind == KVM_REPORT_READY)
                 snprintf(buf, KVM_REPORT_LINE_MAX + 2, "ready\n");
+        else if (r->kind == KVM_REPORT_ALIVE)
+                snprintf(buf, KVM_REPORT_LINE_MAX + 2, KVM_REPORT_ALIVE_LINE);
         else if (r->kind == KVM_REPORT_STATUS)
                 snprintf(buf, KVM_REPORT_LINE_MAX + 2, "status %s %d\n", r->app, r->code);
         else
                 snprintf(buf, KVM_REPORT_LINE_MAX + 2, "exit %d\n", r->code);
+}
+
+int kvm_hang_timeout(uint64_t *ret, Error **err) {
+        const char *e = getenv("SDPOD_KVM_HANG_TIMEOUT");
+        if (!e || !*e) {
+                *ret = KVM_HANG_TIMEOUT_USEC;
+                return 0;
+        }
+        size_t d = strspn(e, "0123456789");
+        unsigned long v = d > 0 && d <= 5 && e[d] == 0 ? strtoul(e, NULL, 10) : 0;
+        if (v < 1 || v > KVM_HANG_TIMEOUT_MAX_SEC)
+                return error_set(err, -EINVAL, "SDPOD_KVM_HANG_TIMEOUT=%.32s: not a number of seconds from 1 to %d", e,
+                                 KVM_HANG_TIMEOUT_MAX_SEC);
+        *ret = (uint64_t) v * 1000000ULL;
+        return 0;
 }
 
 /* What the supervisor makes the disks with, and may be stopped in. */
@@ -315,7 +339,10 @@ static int argv_add(char ***argv, const char *fmt, ...) {
 typedef struct Reports {
         char line[KVM_REPORT_LINE_MAX + 1];
         size_t n;
-        unsigned lines;
+        unsigned lines;         /* but heartbeats */
+        uint64_t beats_since;   /* the second the heartbeats are counted in */
+        unsigned beats;
+        uint64_t last_life;     /* when the guest last said anything */
         bool ready;
         int exit_code;          /* -1: not reported */
 } Reports;
@@ -329,13 +356,28 @@ static int reports_take(Reports *rep, const char *buf, size_t n, const PodManife
                         rep->line[rep->n++] = buf[i];
                         continue;
                 }
-                if (++rep->lines > KVM_REPORT_LINES_MAX)
-                        return error_set(err, -EBADMSG, "the guest reported more than %d lines", KVM_REPORT_LINES_MAX);
                 KvmReport r;
                 int k = kvm_report_parse(rep->line, rep->n, &r, err);
                 rep->n = 0;
                 if (k < 0)
                         return k;
+                /* Every line is a sign of life. Heartbeats come for as
+                 * long as the pod runs, so they are bounded by rate; what
+                 * the host acts on, by number. */
+                uint64_t now = monotonic_usec();
+                rep->last_life = now;
+                if (r.kind == KVM_REPORT_ALIVE) {
+                        if (now - rep->beats_since >= 1000000) {
+                                rep->beats_since = now;
+                                rep->beats = 0;
+                        }
+                        if (++rep->beats > KVM_HEARTBEATS_PER_SEC_MAX)
+                                return error_set(err, -EBADMSG, "the guest reported more than %d heartbeats in a second",
+                                                 KVM_HEARTBEATS_PER_SEC_MAX);
+                        continue;
+                }
+                if (++rep->lines > KVM_REPORT_LINES_MAX)
+                        return error_set(err, -EBADMSG, "the guest reported more than %d lines", KVM_REPORT_LINES_MAX);
                 if (r.kind == KVM_REPORT_READY && !rep->ready) {
                         rep->ready = true;
                         (void) sd_notify(false, "READY=1");
@@ -361,6 +403,9 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
         if (r < 0)
                 return r;
         if ((r = kvm_manifest_check(start.manifest, err)) < 0)
+                return error_prefix(err, "pod %s", uuid);
+        uint64_t hang_usec;
+        if ((r = kvm_hang_timeout(&hang_usec, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
         if (!start.userns.enabled)
                 return error_set(err, -EOPNOTSUPP, "pod %s: the kvm flavor needs the pod's user namespace (its range)", uuid);
@@ -503,6 +548,16 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
                 size_t k = strlen(net_arg);
                 snprintf(net_arg + k, sizeof(net_arg) - k, " systemd.hostname=%s", ns.hostname);
         }
+#if SDPOD_CRASH_POINTS
+        /* Test builds only (tests/integration/test-kvm-kills.sh): a guest
+         * whose kernel panics once kvm-init has said it is alive, or that
+         * floods the host with heartbeats. */
+        const char *crash = getenv("SDPOD_KVM_GUEST_CRASH");
+        if (crash && (streq(crash, "panic") || streq(crash, "flood"))) {
+                size_t k = strlen(net_arg);
+                snprintf(net_arg + k, sizeof(net_arg) - k, " sdpod.crash=%s", crash);
+        }
+#endif
         if (argv_add(&argv, QEMU) < 0 || argv_add(&argv, "-machine") < 0 || argv_add(&argv, "q35") < 0 ||
             argv_add(&argv, "-accel") < 0 ||
             argv_add(&argv, "%s", streq(accel, "kvm") ? "kvm" : "tcg,thread=multi,tb-size=64") < 0 ||
@@ -580,19 +635,21 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
 
         fcntl(out[0], F_SETFL, O_NONBLOCK);
         fcntl(report[0], F_SETFL, O_NONBLOCK);
-        Reports rep = { .exit_code = -1 };
-        bool out_open = true, report_open = true;
+        /* The guest's first sign of life is due within the hang timeout
+         * of QEMU's start: kvm-init's, once the kernel runs it. */
+        Reports rep = { .exit_code = -1, .last_life = monotonic_usec() };
+        bool out_open = true, report_open = true, hung = false;
         uint64_t kill_at = 0;
         siginfo_t si = {};
         Error *bad = NULL;
         for (;;) {
                 struct pollfd p[] = { { pidfd, POLLIN, 0 }, { sig_fd, POLLIN, 0 }, { out_open ? out[0] : -1, POLLIN, 0 },
                                       { report_open ? report[0] : -1, POLLIN, 0 } };
-                int timeout = -1;
-                if (kill_at) {
-                        uint64_t now = monotonic_usec();
-                        timeout = now >= kill_at ? 0 : (int) ((kill_at - now + 999) / 1000);
-                }
+                uint64_t now = monotonic_usec(), wake = hung ? UINT64_MAX : rep.last_life + hang_usec;
+                if (kill_at && kill_at < wake)
+                        wake = kill_at;
+                uint64_t ms = wake == UINT64_MAX || now >= wake ? 0 : (wake - now + 999) / 1000;
+                int timeout = wake == UINT64_MAX ? -1 : ms > INT_MAX ? INT_MAX : (int) ms;
                 if (poll(p, ELEMENTSOF(p), timeout) < 0 && errno != EINTR)
                         break;
                 if (kill_at && monotonic_usec() >= kill_at) {
@@ -621,6 +678,13 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
                                         kill_at = monotonic_usec() + KVM_STOP_TIMEOUT_USEC;
                                 }
                 }
+                /* After the lines read meanwhile: the last may be the
+                 * beat that was due. QEMU stopped (SIGSTOP) is as hung as
+                 * its guest, and SIGKILL ends it all the same. */
+                if (!hung && monotonic_usec() >= rep.last_life + hang_usec) {
+                        hung = true;
+                        (void) syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+                }
                 if ((p[0].revents & POLLIN) && waitid(P_PIDFD, (id_t) pidfd, &si, WEXITED) == 0)
                         break;
         }
@@ -631,6 +695,12 @@ int kvm_run_exec(const char *uuid, int lock_fd, Error **err) {
                 status = 125;
                 snprintf(note, sizeof(note), "sdpod: pod %s: %s: the pod was ended", uuid, bad->msg);
                 error_free(bad);
+        } else if (hung) {
+                /* A guest that reported the pod's end and hung powering
+                 * off ended as it said. */
+                status = rep.exit_code >= 0 ? rep.exit_code : 125;
+                snprintf(note, sizeof(note), "sdpod: pod %s: the guest hung: nothing from it in %llu s (its heartbeat "
+                         "stopped, sdpod-stage1(7)): QEMU was killed", uuid, (unsigned long long) (hang_usec / 1000000));
         } else if (si.si_code != CLD_EXITED) {
                 status = 128 + si.si_status;
                 snprintf(note, sizeof(note), "sdpod: pod %s: QEMU was killed by signal %d", uuid, si.si_status);

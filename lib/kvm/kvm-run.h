@@ -37,10 +37,24 @@
  *               of at most KVM_REPORT_LINE_MAX bytes, "ready" (the pod's
  *               systemd is up: READY=1), "status NAME CODE" (an app's exit
  *               status, recorded in status/NAME by the supervisor), "exit
- *               CODE" (the pod's exit code). A line that is none of these,
- *               an app not in the manifest, a code that is not 0-255, or
- *               more than KVM_REPORT_LINES_MAX lines end the pod: the guest
- *               is hostile, and nothing it says is taken for more
+ *               CODE" (the pod's exit code), "alive" (a heartbeat: kvm-init
+ *               once before systemd, then pod-helper lifeline every
+ *               KVM_HEARTBEAT_USEC). A line that is none of these, an app
+ *               not in the manifest, a code that is not 0-255, more than
+ *               KVM_REPORT_LINES_MAX lines but heartbeats, or more than
+ *               KVM_HEARTBEATS_PER_SEC_MAX heartbeats in a second end the
+ *               pod: the guest is hostile, and nothing it says is taken
+ *               for more
+ *   hang        no report line for the hang timeout (KVM_HANG_TIMEOUT_USEC,
+ *               $SDPOD_KVM_HANG_TIMEOUT seconds), counted from QEMU's
+ *               start and from each line: the guest hung (or never
+ *               booted); QEMU is killed, the pod ends 125, its log says
+ *               "the guest hung". The guest can only keep itself alive
+ *               this way, as any pod can by running. A host-side deadline
+ *               rather than QEMU's watchdog device (i6300esb): a device
+ *               QEMU emulates fires only while QEMU runs (not when it is
+ *               stopped or wedged) and only once the guest's systemd arms
+ *               it (not in a boot that hangs before)
  *   command     a port "sdpod.command", host to guest: "stop" when the
  *               supervisor gets SIGTERM (sdpod stop): the guest's systemd
  *               stops the apps in order and exits; SIGKILL to QEMU after
@@ -56,6 +70,7 @@
  * guest yet. */
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "basic/error.h"
 
@@ -63,6 +78,14 @@
 #define KVM_STOP_TIMEOUT_USEC (30 * 1000000ULL)
 #define KVM_REPORT_LINE_MAX 256
 #define KVM_REPORT_LINES_MAX 4096
+/* The guest's heartbeat period, and the default of the hang timeout: 12
+ * beats, sized for TCG on a loaded 2-core host, where a boot's silences
+ * (QEMU's start to kvm-init, kvm-init to the lifeline) took up to 10 s
+ * (sdpod-stage1(7)). */
+#define KVM_HEARTBEAT_USEC (5 * 1000000ULL)
+#define KVM_HANG_TIMEOUT_USEC (60 * 1000000ULL)
+#define KVM_HANG_TIMEOUT_MAX_SEC 86400
+#define KVM_HEARTBEATS_PER_SEC_MAX 64
 /* The guest's memory without --pod-memory; with it, the pod's memory
  * less KVM_QEMU_OVERHEAD (QEMU itself, TCG's translated code), at least
  * KVM_GUEST_MIN. */
@@ -86,6 +109,7 @@ typedef enum KvmReportKind {
         KVM_REPORT_READY,
         KVM_REPORT_STATUS,
         KVM_REPORT_EXIT,
+        KVM_REPORT_ALIVE,
 } KvmReportKind;
 typedef struct KvmReport {
         KvmReportKind kind;
@@ -95,5 +119,12 @@ typedef struct KvmReport {
 /* -EBADMSG with err naming what is wrong (printable) for anything else. */
 int kvm_report_parse(const char *line, size_t n, KvmReport *ret, Error **err);
 /* The line of r as the guest's pod-helper writes it, with its newline:
- * one format, kept beside its parser. */
+ * one format, kept beside its parser (kvm-init, which links nothing of
+ * ours, writes KVM_REPORT_ALIVE_LINE). */
 void kvm_report_format(const KvmReport *r, char buf[static KVM_REPORT_LINE_MAX + 2]);
+#define KVM_REPORT_ALIVE_LINE "alive\n"
+
+/* The hang timeout: $SDPOD_KVM_HANG_TIMEOUT (whole seconds, 1 to
+ * KVM_HANG_TIMEOUT_MAX_SEC) or KVM_HANG_TIMEOUT_USEC; -EINVAL for
+ * another value. */
+int kvm_hang_timeout(uint64_t *ret, Error **err);

@@ -32,6 +32,7 @@ static const struct {
         { "watchdog-file", APP_ANNOTATION_WATCHDOG_FILE, VALUE_PATH },
         { "health-cmd", APP_ANNOTATION_HEALTH_CMD, VALUE_COMMAND },
         { "health-interval", APP_ANNOTATION_HEALTH_INTERVAL, VALUE_DURATION },
+        { "health-timeout", APP_ANNOTATION_HEALTH_TIMEOUT, VALUE_DURATION },
         { "health-retries", APP_ANNOTATION_HEALTH_RETRIES, VALUE_COUNT },
         { "health-start-period", APP_ANNOTATION_HEALTH_START_PERIOD, VALUE_DURATION_OR_ZERO },
         { "health-on-failure", APP_ANNOTATION_HEALTH_ON_FAILURE, VALUE_HEALTH_ACTION },
@@ -373,6 +374,7 @@ void app_lifecycle_done(AppLifecycle *l) {
 int app_lifecycle_of(const PodManifest *m, const PodApp *app, AppLifecycle *ret, Error **err) {
         AppLifecycle l = {
                 .health_interval_usec = APP_HEALTH_INTERVAL_DEFAULT_USEC,
+                .health_timeout_usec = APP_HEALTH_TIMEOUT_DEFAULT_USEC,
                 .health_retries = APP_HEALTH_RETRIES_DEFAULT,
         };
         const char *v;
@@ -391,6 +393,8 @@ int app_lifecycle_of(const PodManifest *m, const PodApp *app, AppLifecycle *ret,
         }
         if ((v = pod_app_get_annotation(app, APP_ANNOTATION_HEALTH_INTERVAL)))
                 (void) parse_duration(v, &l.health_interval_usec);
+        if ((v = pod_app_get_annotation(app, APP_ANNOTATION_HEALTH_TIMEOUT)))
+                (void) parse_duration(v, &l.health_timeout_usec);
         if ((v = pod_app_get_annotation(app, APP_ANNOTATION_HEALTH_RETRIES)))
                 l.health_retries = (unsigned) strtoul(v, NULL, 10);
         if ((v = pod_app_get_annotation(app, APP_ANNOTATION_HEALTH_START_PERIOD)))

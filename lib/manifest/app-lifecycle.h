@@ -24,6 +24,7 @@
 #define APP_ANNOTATION_WATCHDOG_FILE "sdpod/watchdog-file"
 #define APP_ANNOTATION_HEALTH_CMD "sdpod/health-cmd"            /* a JSON array of strings */
 #define APP_ANNOTATION_HEALTH_INTERVAL "sdpod/health-interval"
+#define APP_ANNOTATION_HEALTH_TIMEOUT "sdpod/health-timeout"
 #define APP_ANNOTATION_HEALTH_RETRIES "sdpod/health-retries"
 #define APP_ANNOTATION_HEALTH_START_PERIOD "sdpod/health-start-period"
 #define APP_ANNOTATION_HEALTH_ON_FAILURE "sdpod/health-on-failure"
@@ -59,12 +60,16 @@ typedef struct AppLifecycle {
         const char *watchdog_file;      /* with watchdog_usec: the file's age is watched, not sd_notify */
         char **health_cmd;              /* NULL: no health check */
         uint64_t health_interval_usec;
+        uint64_t health_timeout_usec;   /* a check still running then has failed */
         unsigned health_retries;
         uint64_t health_start_period_usec;
         AppHealthAction health_on_failure;
 } AppLifecycle;
 
 #define APP_HEALTH_INTERVAL_DEFAULT_USEC (30 * 1000000ULL)
+/* Apart from the interval, as Docker and podman have it: a short interval
+ * must not fail a check that only started slowly on a busy host. */
+#define APP_HEALTH_TIMEOUT_DEFAULT_USEC (30 * 1000000ULL)
 #define APP_HEALTH_RETRIES_DEFAULT 3
 
 /* The app's lifecycle from its annotations (and the pod's default stop

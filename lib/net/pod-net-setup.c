@@ -35,6 +35,24 @@ int pod_net_prepare(PodNetSetup *s, Error **err) {
                         return error_prefix(err, "--net=ns:%s", s->net->ns_path);
                 if (!(s->netns = strdup(s->net->ns_path)))
                         return error_sys(err, -ENOMEM, "network");
+                /* nspawn runs in the namespace either way (pod-supervise.h),
+                 * and drops CAP_NET_ADMIN from the pod's bounding set unless
+                 * the network is private: this one is the pod's own (the
+                 * CRI's, made for the sandbox), so the pod keeps it, for an
+                 * app granted NET_ADMIN to configure the namespace (apps
+                 * keep only what they are granted). nspawn is told the
+                 * path too (it then joins it itself, and counts it as the
+                 * pod's). Only without a user namespace: one the host's
+                 * root made belongs to the host's user namespace, over which
+                 * the pod's has no capability (nspawn's join fails with
+                 * EPERM), so there NET_ADMIN gives nothing (sdpod-security(7)). */
+                if (!s->userns) {
+                        if (asprintf(&s->nspawn_option, "--network-namespace-path=%s", s->net->ns_path) < 0) {
+                                s->nspawn_option = NULL;
+                                return error_sys(err, -ENOMEM, "network");
+                        }
+                        s->net_admin = true;
+                }
                 break;
         case POD_NET_CNI:
                 if (mkdirat(s->pod_fd, POD_NET_DIR, 0755) < 0 && errno != EEXIST)

@@ -20,6 +20,7 @@
  * What a failure leaves attached is released before it returns. */
 
 #include <json-c/json.h>
+#include <stdbool.h>
 
 #include "basic/error.h"
 #include "manifest/pod-manifest.h"
@@ -34,8 +35,11 @@ typedef struct PodNetSetup {
         const PodNet *net;
         const char *hostname;
         int host_mnt_fd;                /* the mount namespace sdpod started in, where gc finds the kept namespace (netns.h) */
+        bool userns;                    /* the pod runs in a user namespace of its own */
         /* made by pod_net_prepare() */
-        char *nspawn_option;            /* --net=none: "--private-network" */
+        char *nspawn_option;            /* --net=none: "--private-network"; ns:PATH without a user
+                                         * namespace: "--network-namespace-path=PATH" */
+        bool net_admin;                 /* nspawn must leave CAP_NET_ADMIN in the pod's bounding set */
         char *netns;                    /* CNI and ns:PATH: where nspawn must run */
         struct json_object *configs;    /* CNI: the lists, loaded once, attached as checked */
         int *port_fds;

@@ -443,6 +443,7 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
         _cleanup_(pod_net_release) PodNetSetup ns = {
                 .uuid = uuid, .pod = pod, .pod_fd = pod_fd, .manifest = m, .net = &net,
                 .hostname = net.hostname ?: machine, .host_mnt_fd = host_mnt_fd,
+                .userns = c.userns.enabled,
         };
         if ((r = pod_net_prepare(&ns, err)) < 0)
                 return error_prefix(err, "pod %s", uuid);
@@ -468,7 +469,7 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 "--system-call-filter=" APP_DOMAIN_SYSCALLS,
                 host.register_machine ? "--register=yes" : "--register=no",
                 host.keep_unit ? "--keep-unit" : NULL,
-                NULL, NULL, NULL,
+                NULL, NULL, NULL, NULL,
         };
         /* In place of the first NULL: --keep-unit's, when not given. */
         size_t k = 0;
@@ -476,6 +477,8 @@ int pod_run_exec(const char *uuid, int lock_fd, Error **err) {
                 k++;
         if (ns.nspawn_option)
                 argv[k++] = ns.nspawn_option;
+        if (ns.net_admin)
+                argv[k++] = "--capability=CAP_NET_ADMIN";
         if (hostname_arg)
                 argv[k++] = hostname_arg;
         /* In the scope nspawn has machined make: the pod's task limit and

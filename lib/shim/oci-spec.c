@@ -440,6 +440,26 @@ static int parse_linux(OciSpec *s, struct json_object *o, Error **err) {
         return note_unknown(s, o, "linux", known, err);
 }
 
+int oci_resources_parse(const char *data, size_t size, OciSpec **ret, Error **err) {
+        if (size > OCI_SPEC_MAX)
+                return error_set(err, -EFBIG, "linux.resources: larger than %u bytes", OCI_SPEC_MAX);
+        _cleanup_json_ struct json_object *doc = NULL;
+        int r = json_parse(data, size, "linux.resources", &doc, err);
+        if (r < 0)
+                return r;
+        if (!json_object_is_type(doc, json_type_object))
+                return error_set(err, -EBADMSG, "linux.resources: expected a JSON object");
+        OciSpec *s = calloc(1, sizeof(OciSpec));
+        if (!s)
+                return error_sys(err, -ENOMEM, "linux.resources");
+        if ((r = parse_resources(s, doc, err)) < 0) {
+                oci_spec_free(s);
+                return r;
+        }
+        *ret = s;
+        return 0;
+}
+
 int oci_spec_parse(const char *data, size_t size, OciSpec **ret, Error **err) {
         static const char *const known[] = { "ociVersion", "process", "root", "hostname", "mounts", "annotations",
                                              "linux", NULL };

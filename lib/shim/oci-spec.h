@@ -112,6 +112,9 @@ typedef struct OciSpec {
  * document that is not a valid spec (wrong types, a relative mount
  * destination, an args array that is empty, more than OCI_SPEC_MAX ...). */
 int oci_spec_parse(const char *data, size_t size, OciSpec **ret, Error **err);
+/* Parses a LinuxResources object alone (what UpdateTaskRequest carries)
+ * into a spec holding only resources, device_allow and ignored. */
+int oci_resources_parse(const char *data, size_t size, OciSpec **ret, Error **err);
 /* Reads OCI_SPEC_FILE beneath bundle_fd (no symlinks, regular, bounded). */
 int oci_spec_read_at(int bundle_fd, OciSpec **ret, Error **err);
 OciSpec *oci_spec_free(OciSpec *s);

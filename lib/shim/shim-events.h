@@ -51,6 +51,8 @@ typedef struct ShimPublisher {
 #define SHIM_TOPIC_TASK_EXEC_ADDED    "/tasks/exec-added"
 #define SHIM_TOPIC_TASK_EXEC_STARTED  "/tasks/exec-started"
 #define SHIM_TOPIC_TASK_OOM           "/tasks/oom"
+#define SHIM_TOPIC_TASK_PAUSED        "/tasks/paused"
+#define SHIM_TOPIC_TASK_RESUMED       "/tasks/resumed"
 
 /* Queues event (wrapped in an Any of type_url, e.g. "containerd.events.TaskCreate")
  * for topic and starts its publishing if none is running. Returns once it

@@ -25,6 +25,7 @@
 #include "pod/pod.h"
 #include "shim/oci-spec-map.h"
 #include "shim/oci-spec.h"
+#include "shim/shim-resources.h"
 #include "shim/shim-task.h"
 #include "shim/shim-tty.h"
 #include "shim/task-service.h"
@@ -90,6 +91,7 @@ struct Task {
         Proc **execs;
         size_t n_execs;
         pid_t stopper;                  /* a child stopping the pod (Kill of a sandbox) */
+        bool paused;                    /* its app's cgroup frozen (Pause; shim-resources.h) */
         sd_event_source *stopper_source;
 };
 
@@ -875,6 +877,8 @@ static int on_state(TtrpcCall *c, const uint8_t *payload, size_t size, void *use
                 st.bundle = p->task->bundle;
                 st.pid = (uint32_t) p->pid;
                 st.status = (Containerd__V1__Types__Status) p->status;
+                if (p->status == PROC_RUNNING && !p->exec_id && p->task->paused)
+                        st.status = CONTAINERD__V1__TYPES__STATUS__PAUSED;
                 st.stdin = p->stdio[0] ? p->stdio[0] : (char *) "";
                 st.stdout = p->stdio[1] ? p->stdio[1] : (char *) "";
                 st.stderr = p->stdio[2] ? p->stdio[2] : (char *) "";
@@ -982,6 +986,19 @@ static int exec_kill_done(TaskService *s, TtrpcCall *c, const char *const a[BACK
         return kill(p->pid, sig) < 0 ? -errno : 0;
 }
 
+/* A paused task's app thawed before it is signalled, or its pod stopped:
+ * a frozen process would not act on SIGTERM until resumed, and the stop
+ * would wait out its grace (shim-resources.h). */
+static void task_thaw(Task *t) {
+        if (!t->paused)
+                return;
+        Error *e = NULL;
+        if (shim_app_freeze(t->service->pods, t->target.uuid, t->target.app, false, &e) < 0)
+                warn("task %s: %s", t->id, e ? e->msg : "cannot thaw it");
+        error_free(e);
+        t->paused = false;
+}
+
 /* Kill answers c itself, now or when its work in a child has ended: 1. */
 static int proc_kill(TaskService *s, TtrpcCall *c, Proc *p, int sig, bool all, Error **err) {
         Task *t = p->task;
@@ -998,12 +1015,16 @@ static int proc_kill(TaskService *s, TtrpcCall *c, Proc *p, int sig, bool all, E
                 return r < 0 ? r : 1;
         }
         if (t->kind != TASK_SANDBOX) {
+                task_thaw(t);
                 const char *args[BACKGROUND_ARGS] = { t->target.uuid, t->target.app, all ? "all" : NULL };
                 int r = background_run(s, c, work_app_kill, NULL, args, sig, err);
                 return r < 0 ? r : 1;
         }
         if (t->stopper)
                 return 0;       /* stopping already */
+        for (size_t i = 0; i < s->n_tasks; i++)
+                if (streq(s->tasks[i]->target.uuid, t->target.uuid))
+                        task_thaw(s->tasks[i]);
         /* Stopping a pod takes up to its apps' grace: in a child, so that
          * the other calls are answered meanwhile. */
         pid_t pid = fork();
@@ -1345,20 +1366,105 @@ static int not_implemented(TtrpcCall *c, const char *what) {
         return ttrpc_call_fail(c, GRPC_UNIMPLEMENTED, "%s is not implemented by containerd-shim-sdpod-v1", what);
 }
 
+/* --- Pause, Resume (shim-resources.h) ---------------------------------- */
+
+static int pause_resume(TaskService *s, TtrpcCall *c, const char *id, bool pause) {
+        const char *what = pause ? "Pause" : "Resume";
+        Proc *p = lookup(s, c, id, NULL);
+        if (!p)
+                return 0;
+        Task *t = p->task;
+        Error *e = NULL;
+        int r = 0;
+        if (t->kind == TASK_SANDBOX)
+                r = error_set(&e, -EOPNOTSUPP, "%s: task %s is a sandbox, the pod itself (its systemd would freeze "
+                              "with its apps): pause the containers", what, t->id);
+        else if (p->status != PROC_RUNNING)
+                r = error_set(&e, -ESRCH, "%s: task %s is not running", what, t->id);
+        else if ((r = shim_app_freeze(s->pods, t->target.uuid, t->target.app, pause, &e)) < 0)
+                error_prefix(&e, "%s: task %s", what, t->id);
+        if (r < 0)
+                return fail_with(c, r, e);
+        t->paused = pause;
+        if (pause) {
+                Containerd__Events__TaskPaused ev = CONTAINERD__EVENTS__TASK_PAUSED__INIT;
+                ev.container_id = t->id;
+                publish(s, SHIM_TOPIC_TASK_PAUSED, "containerd.events.TaskPaused", &ev.base);
+        } else {
+                Containerd__Events__TaskResumed ev = CONTAINERD__EVENTS__TASK_RESUMED__INIT;
+                ev.container_id = t->id;
+                publish(s, SHIM_TOPIC_TASK_RESUMED, "containerd.events.TaskResumed", &ev.base);
+        }
+        Google__Protobuf__Empty empty = GOOGLE__PROTOBUF__EMPTY__INIT;
+        ttrpc_call_reply(c, &empty.base);
+        return 0;
+}
+
 static int on_pause(TtrpcCall *c, const uint8_t *payload, size_t size, void *userdata) {
-        return not_implemented(c, "Pause");
+        Containerd__Task__V2__PauseRequest *req = containerd__task__v2__pause_request__unpack(NULL, size, payload);
+        if (!req)
+                return ttrpc_call_fail(c, GRPC_INVALID_ARGUMENT, "Pause: not a PauseRequest");
+        int r = pause_resume(userdata, c, req->id, true);
+        containerd__task__v2__pause_request__free_unpacked(req, NULL);
+        return r;
 }
 
 static int on_resume(TtrpcCall *c, const uint8_t *payload, size_t size, void *userdata) {
-        return not_implemented(c, "Resume");
+        Containerd__Task__V2__ResumeRequest *req = containerd__task__v2__resume_request__unpack(NULL, size, payload);
+        if (!req)
+                return ttrpc_call_fail(c, GRPC_INVALID_ARGUMENT, "Resume: not a ResumeRequest");
+        int r = pause_resume(userdata, c, req->id, false);
+        containerd__task__v2__resume_request__free_unpacked(req, NULL);
+        return r;
 }
 
 static int on_checkpoint(TtrpcCall *c, const uint8_t *payload, size_t size, void *userdata) {
         return not_implemented(c, "Checkpoint");
 }
 
+/* --- Update (shim-resources.h) ------------------------------------------ */
+
+/* The resources' JSON at most: a LinuxResources with its device rules. */
+#define SHIM_UPDATE_MAX (64U << 10)
+
+static int work_app_update(TaskService *s, const char *const a[BACKGROUND_ARGS], int sig, Error **err) {
+        return shim_app_update(s->pods, a[0], a[1], a[2], err);
+}
+
+/* It talks to the pod's systemd: in a child (background_run), so that a
+ * stuck pod holds up nothing else. */
 static int on_update(TtrpcCall *c, const uint8_t *payload, size_t size, void *userdata) {
-        return not_implemented(c, "Update (changing a running task's resources)");
+        TaskService *s = userdata;
+        Containerd__Task__V2__UpdateTaskRequest *req =
+                containerd__task__v2__update_task_request__unpack(NULL, size, payload);
+        if (!req)
+                return ttrpc_call_fail(c, GRPC_INVALID_ARGUMENT, "Update: not an UpdateTaskRequest");
+        Error *e = NULL;
+        int r = 0;
+        Proc *p = lookup(s, c, req->id, NULL);
+        if (p) {
+                Task *t = p->task;
+                const ProtobufCBinaryData *v = req->resources ? &req->resources->value : NULL;
+                _cleanup_free_ char *json = NULL;
+                if (t->kind == TASK_SANDBOX)
+                        r = error_set(&e, -EOPNOTSUPP, "Update: task %s is a sandbox, the pod itself: its limits are "
+                                      "the pod's, set when it starts; update its containers", t->id);
+                else if (!v || v->len == 0)
+                        r = error_set(&e, -EINVAL, "Update: task %s: no resources", t->id);
+                else if (v->len > SHIM_UPDATE_MAX || memchr(v->data, 0, v->len))
+                        r = error_set(&e, -EINVAL, "Update: task %s: the resources are not a JSON LinuxResources of "
+                                      "at most %u bytes", t->id, SHIM_UPDATE_MAX);
+                else if (p->status != PROC_RUNNING)
+                        r = error_set(&e, -ESRCH, "Update: task %s is not running", t->id);
+                else if (!(json = strndup((const char *) v->data, v->len)))
+                        r = error_sys(&e, -ENOMEM, "Update");
+                else {
+                        const char *args[BACKGROUND_ARGS] = { t->target.uuid, t->target.app, json };
+                        r = background_run(s, c, work_app_update, NULL, args, 0, &e);
+                }
+        }
+        containerd__task__v2__update_task_request__free_unpacked(req, NULL);
+        return r < 0 ? fail_with(c, r, e) : 0;
 }
 
 static int on_stats(TtrpcCall *c, const uint8_t *payload, size_t size, void *userdata);

@@ -985,8 +985,9 @@ int health_unit_render(const AppUnit *u, char **ret) {
         fputs("\n[Service]\nType=oneshot\n", f);
         write_app_root(f, u);
         int r = write_app_identity(f, u, false);
-        /* A check that hangs has failed once its interval is over. */
-        fprintf(f, "TimeoutStartSec=%" PRIu64 "us\n", u->lifecycle.health_interval_usec);
+        /* A check that hangs has failed once its timeout is over (not its
+         * interval: a short one failed checks that only started slowly). */
+        fprintf(f, "TimeoutStartSec=%" PRIu64 "us\n", u->lifecycle.health_timeout_usec);
         write_command(f, "ExecStart=", u->health.path, u->health.argv, &r);
         /* The check's output is the check's, not the app's: NAME.health
          * ("." is in no app name). */

@@ -134,6 +134,7 @@ static const DefinitionKey definition_keys[] = {
         { SECTION_APP, "WatchdogFile", KEY_OPTION, "watchdog-file" },
         { SECTION_APP, "HealthCmd", KEY_OPTION, "health-cmd" },
         { SECTION_APP, "HealthInterval", KEY_OPTION, "health-interval" },
+        { SECTION_APP, "HealthTimeout", KEY_OPTION, "health-timeout" },
         { SECTION_APP, "HealthRetries", KEY_OPTION, "health-retries" },
         { SECTION_APP, "HealthStartPeriod", KEY_OPTION, "health-start-period" },
         { SECTION_APP, "HealthOnFailure", KEY_OPTION, "health-on-failure" },

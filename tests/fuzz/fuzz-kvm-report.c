@@ -3,7 +3,8 @@
  * (kvm/kvm-run.h): lines on a virtio-serial port, written by the guest,
  * which is hostile. The input is split into lines as the supervisor splits
  * them; each line is either refused or parsed into a report within its
- * ranges (an app name of [a-z0-9-], a code of 0-255), and the report,
+ * ranges (an app name of [a-z0-9-], a code of 0-255; neither for ready and
+ * the heartbeat, alive), and the report,
  * written in the guest's format, parses back to the same report. */
 #include <string.h>
 
@@ -19,6 +20,8 @@ static void check_line(const char *line, size_t n) {
         }
         if (r.code < 0 || r.code > 255)
                 fuzz_fail("a report with code %d", r.code);
+        if ((r.kind == KVM_REPORT_READY || r.kind == KVM_REPORT_ALIVE) && (r.code != 0 || r.app[0] != 0))
+                fuzz_fail("a %s report with a code or an app", r.kind == KVM_REPORT_READY ? "ready" : "heartbeat");
         if (r.kind == KVM_REPORT_STATUS &&
             (r.app[0] == 0 || strspn(r.app, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(r.app)))
                 fuzz_fail("a status report of app \"%s\"", r.app);

@@ -151,20 +151,28 @@ echo "# health checks: starting, healthy, unhealthy, and what follows"
 # Healthy for 30 s, then not: the window must outlast wait_app and the
 # first checks on a loaded machine (three tests at once, under ASan: 8 s
 # was missed); a start period longer than the whole section can take.
-# flap's checks every 2 s: a check's time limit is its interval, and on a
-# loaded machine starting the check's unit alone took more than 300 ms,
-# so that a passing check failed (CI's rehearsal: never healthy in 30 s).
+# A check's time limit is --health-timeout (30 s), not its interval: slow's
+# check takes 2 s, every 300 ms, and passes (when the limit was the
+# interval, starting a check's unit on a loaded machine alone took longer,
+# and passing checks failed); hung's never ends and fails at its 500 ms.
 flapping='touch /tmp/ok; sleep 30; rm /tmp/ok; sleep 1000'
 run_bg K busybox --app=flap --health-cmd='test -f /tmp/ok' --health-interval=2s --health-retries=2 \
 	--health-on-failure=restart --exec=/bin/sh -- -c "$flapping" \
 	--- busybox --app=sick --health-cmd='["/bin/false"]' --health-interval=300ms --health-retries=1 \
 	--exec=/bin/sleep -- 1000 \
 	--- busybox --app=late --health-cmd='test -f /tmp/ready' --health-interval=300ms --health-retries=1 \
-	--health-start-period=180s --exec=/bin/sleep -- 1000
+	--health-start-period=180s --exec=/bin/sleep -- 1000 \
+	--- busybox --app=slow --health-cmd='sleep 2' --health-interval=300ms --health-retries=1 \
+	--exec=/bin/sleep -- 1000 \
+	--- busybox --app=hung --health-cmd='sleep 1000' --health-interval=300ms --health-timeout=500ms \
+	--health-retries=1 --exec=/bin/sleep -- 1000
 wait_app "$K" flap
 assert_eq "before its first check an app is starting" starting "$(status_of "$K" app-late.health)"
 check "a passing check makes it healthy" wait_until 30 status_is "$K" app-flap.health healthy
 check "failing checks make it unhealthy" wait_until 10 status_is "$K" app-sick.health unhealthy
+check "a check slower than its interval passes: its limit is --health-timeout" \
+	wait_until 30 status_is "$K" app-slow.health healthy
+check "a check past its --health-timeout has failed" wait_until 20 status_is "$K" app-hung.health unhealthy
 check "with --health-on-failure=restart, an unhealthy app is restarted" wait_until 60 \
 	journal_has "app flap is unhealthy: restarting it" "$K"
 assert_eq "the pod runs on meanwhile" running "$(status_of "$K" state)"
@@ -174,7 +182,7 @@ assert_eq "failures in the start period do not count" starting "$(status_of "$K"
 # state at the moment of this snapshot is any of those; the others are fixed.
 assert_jq "status --format=json has the health" "$(sd status --format=json "$K")" \
 	'[.apps[] | if .name == "flap" then (.health | IN("healthy", "starting", "unhealthy")) else .health end]' \
-	'[true,"unhealthy","starting"]'
+	'[true,"unhealthy","starting","healthy","unhealthy"]'
 assert_eq "an unhealthy app without an action runs on" "" "$(status_of "$K" app-sick)"
 assert_contains "the checks' output and results are in the app's log" "$(journal_of "$K")" "health check failed (1 in a row; unhealthy at 1)"
 assert_exit 0 sd stop "$K"

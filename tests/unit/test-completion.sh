@@ -217,7 +217,7 @@ complete() {
 # The lifecycle options of an app (sdpod(1)).
 pull_options=(--pull= --tls-verify= --cert-dir= --authfile= --creds= --signature-policy= --registries-d=)
 app_lifecycle=(--stop-timeout= --restart= --pre-start= --pre-stop= --post-stop= --watchdog= --watchdog-file= --health-cmd=
-	--health-interval= --health-retries= --health-start-period= --health-on-failure=
+	--health-interval= --health-timeout= --health-retries= --health-start-period= --health-on-failure=
 	--after= --requires= --wait-healthy=)
 # Its confinement and resources (sdpod(1)).
 app_confinement=(--env-file= --memory= --cpus= --pids-limit= --cap-add= --cap-drop= --read-only --tmpfs= --device=)
