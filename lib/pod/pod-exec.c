@@ -4,6 +4,7 @@
 #include <linux/openat2.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -132,6 +133,18 @@ static int relay_through_pipe(ExecStdio *s, int i) {
         return r;
 }
 
+/* POD_EXEC_SIZE_FD_ENV's fd, or -1: none given, or not a terminal. */
+static int given_size_fd(void) {
+        const char *v = getenv(POD_EXEC_SIZE_FD_ENV);
+        char *end = NULL;
+        long fd = v && *v ? strtol(v, &end, 10) : -1;
+        if (!end || *end || fd < 3 || fd > 1024 || !isatty((int) fd))
+                return -1;
+        /* Ours alone: nothing we run after this gets it. */
+        (void) fcntl((int) fd, F_SETFD, FD_CLOEXEC);
+        return (int) fd;
+}
+
 static int exec_stdio_setup(ExecStdio *s, const PodExec *x, Error **err) {
         *s = (ExecStdio) {
                 .fd = { 0, 1, 2 }, .own = { -1, -1, -1 }, .pipe_src = { -1, -1, -1 },
@@ -146,7 +159,8 @@ static int exec_stdio_setup(ExecStdio *s, const PodExec *x, Error **err) {
                 if (r < 0)
                         return error_prefix(err, "app %s", x->app);
                 s->master = r;
-                s->size_fd = term[1] ? 1 : term[0] ? 0 : term[2] ? 2 : -1;
+                int given = given_size_fd();
+                s->size_fd = given >= 0 ? given : term[1] ? 1 : term[0] ? 0 : term[2] ? 2 : -1;
                 if (s->size_fd < 0 || term_copy_size(s->size_fd, s->master) < 0) {
                         /* No terminal to follow: the size a terminal has
                          * when nobody says. */

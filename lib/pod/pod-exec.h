@@ -64,3 +64,11 @@ int pod_exec(sd_bus *bus, const PodExec *x, int *ret_status, Error **err);
  * and to end the unit if this process dies first. */
 #define POD_EXEC_INSTANCE_ENV "SDPOD_EXEC_INSTANCE"
 bool pod_exec_instance_is_valid(const char *s);
+
+/* With tty: the fd (3 or more, a terminal of the host's) whose window
+ * size the pod's pty follows, at start and on each SIGWINCH, in place of
+ * the caller's own terminal. The containerd shim passes the slave of a
+ * pty of its own this way, whose size ResizePty sets (shim-tty.h); the
+ * fd never reaches the pod. */
+#define POD_EXEC_SIZE_FD_ENV "SDPOD_EXEC_SIZE_FD"
+

@@ -453,7 +453,8 @@ int oci_spec_app_args(const OciSpec *s, const char *app_name, const char *rootfs
         if (!s->have_process || !p->args || !p->args[0])
                 return error_set(err, -EINVAL, "process: the spec has no process to run");
         if (p->terminal)
-                return error_set(err, -EOPNOTSUPP, "process.terminal: a terminal is not supported (run without -t)");
+                return error_set(err, -EOPNOTSUPP, "process.terminal: a terminal for a container's own process is not "
+                                 "supported (run without -t; an exec's is)");
         if (!rootfs || rootfs[0] != '/')
                 return error_set(err, -EINVAL, "the task has no root directory");
         AppArgs a = { .have_args = true };

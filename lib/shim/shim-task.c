@@ -343,7 +343,8 @@ static int open_stdio(const char *path, int flags, int target) {
 }
 
 int shim_exec_spawn(PodStore *ps, const char *uuid, const char *app, char *const *argv,
-                    const char *const stdio[3], const char *instance, pid_t *ret_pid, Error **err) {
+                    const char *const stdio[3], const char *instance, const ShimExecTty *tty, pid_t *ret_pid,
+                    Error **err) {
         _cleanup_pod_ Pod *p = NULL;
         int r = pod_lookup(ps, uuid, &p, err);
         if (r < 0)
@@ -358,13 +359,30 @@ int shim_exec_spawn(PodStore *ps, const char *uuid, const char *app, char *const
                 sigset_t none;
                 sigemptyset(&none);
                 sigprocmask(SIG_SETMASK, &none, NULL);
+                /* The carrier's slave first, as fd 3 (the stdio take 0-2,
+                 * the lowest free): dup2() clears its O_CLOEXEC for the
+                 * exec of the relay, which sets it again. A tty has no
+                 * separate error stream: the relay's own messages go
+                 * where the output goes, unless containerd gave one. */
+                unsigned flags = ENTER_AS_APP;
+                const char *err_path = stdio[2];
+                if (tty) {
+                        if ((tty->size_fd == 3 ? fcntl(3, F_SETFD, 0) : dup2(tty->size_fd, 3)) < 0 ||
+                            setenv(POD_EXEC_SIZE_FD_ENV, "3", 1) < 0 ||
+                            (tty->term ? setenv("TERM", tty->term, 1) : unsetenv("TERM")) < 0)
+                                _exit(126);
+                        flags |= ENTER_TTY | (stdio[0] ? ENTER_INTERACTIVE : 0);
+                        if (!err_path)
+                                err_path = stdio[1];
+                } else
+                        (void) unsetenv(POD_EXEC_SIZE_FD_ENV);
                 if (open_stdio(stdio[0], O_RDONLY, STDIN_FILENO) < 0 || open_stdio(stdio[1], O_WRONLY, STDOUT_FILENO) < 0 ||
-                    open_stdio(stdio[2], O_WRONLY, STDERR_FILENO) < 0)
+                    open_stdio(err_path, O_WRONLY, STDERR_FILENO) < 0)
                         _exit(126);
                 Error *e = NULL;
                 if (setenv(POD_EXEC_INSTANCE_ENV, instance, 1) < 0)
                         _exit(126);
-                pod_enter(p, app, ENTER_AS_APP, argv, &e);
+                pod_enter(p, app, flags, argv, &e);
                 fprintf(stderr, "containerd-shim-sdpod-v1 exec: %s\n", e ? e->msg : "cannot run the command");
                 _exit(126);
         }

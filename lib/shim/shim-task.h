@@ -99,12 +99,22 @@ int shim_app_remove(PodStore *ps, const char *uuid, const char *app, Error **err
  * service's cgroup in the pod. At most max. */
 int shim_pids(PodStore *ps, const char *uuid, const char *app, pid_t *ret, size_t max, size_t *ret_n, Error **err);
 
+/* An exec's terminal (shim-tty.h). */
+typedef struct ShimExecTty {
+        int size_fd;            /* the slave of the shim's window-size carrier */
+        const char *term;       /* the command's TERM, or NULL: none */
+} ShimExecTty;
+
 /* Runs argv (argv[0] the program, absolute or looked up in the app's
  * PATH by the stage1) in the app as podapp exec does, in a child of ours
  * whose standard input, output and error are the paths given (NULL:
- * /dev/null): the child's exit status is the command's. */
+ * /dev/null): the child's exit status is the command's. With tty, the
+ * command runs on a new pty of the pod's that the child relays as
+ * `sdpod enter -t` does: stdin (when given) into it, with the
+ * terminal's EOF character at its end, and its output to stdout. */
 int shim_exec_spawn(PodStore *ps, const char *uuid, const char *app, char *const *argv,
-                    const char *const stdio[3], const char *instance, pid_t *ret_pid, Error **err);
+                    const char *const stdio[3], const char *instance, const ShimExecTty *tty, pid_t *ret_pid,
+                    Error **err);
 /* The command's unit in the pod is APP_EXEC_UNIT_FORMAT of app and
  * instance (pod-exec.h: the child names it so). Sends sig to every
  * process of it; with end, then waits (bounded) until it has ended and

@@ -27,6 +27,7 @@
 #include "shim/oci-spec.h"
 #include "shim/shim-resources.h"
 #include "shim/shim-task.h"
+#include "shim/shim-tty.h"
 #include "shim/task-service.h"
 
 #define TASK_SERVICE "containerd.task.v2.Task"
@@ -51,6 +52,10 @@ typedef struct Proc {
         uint64_t exited_usec;
         char *stdio[3];
         bool terminal;
+        /* With a terminal: the master of its window-size carrier
+         * (shim-tty.h), from Exec until the end, and the command's TERM. */
+        int tty_master;
+        char *term;
         char **argv;                    /* an exec's command */
         char instance[32];              /* an exec's unit in the pod (shim_exec_kill) */
         /* Our own hold on stdin's FIFO (O_RDWR), from Create or Exec until
@@ -273,6 +278,8 @@ static int background_run(TaskService *s, TtrpcCall *c, BackgroundWork work, Bac
 
 static void proc_done(Proc *p) {
         p->stdin_hold = safe_close_fd(p->stdin_hold);
+        p->tty_master = safe_close_fd(p->tty_master);
+        free(p->term);
         free(p->exec_id);
         for (int i = 0; i < 3; i++)
                 free(p->stdio[i]);
@@ -669,6 +676,17 @@ static int task_create(TaskService *s, Task *t, const Containerd__Task__V2__Crea
         return shim_target_write(bundle_fd, &t->target, err);
 }
 
+/* A container's own process on a terminal (ctr run -t, the CRI's tty:
+ * true) would be an app whose unit runs on a pty of the pod's, with a
+ * relay for the app's whole life holding its master; the app's units are
+ * made without one. Refused, never run without the terminal it asked for;
+ * an exec can have one. */
+static int task_terminal_refuse(const char *id, Error **err) {
+        return error_set(err, -EOPNOTSUPP,
+                         "task %s: a terminal for a container's own process (ctr run -t, the CRI's tty: true) is not "
+                         "supported; an exec's is (ctr task exec -t, containerd-shim-sdpod-v1(8))", id);
+}
+
 static int on_create(TtrpcCall *c, const uint8_t *payload, size_t size, void *userdata) {
         TaskService *s = userdata;
         Containerd__Task__V2__CreateTaskRequest *req =
@@ -683,7 +701,7 @@ static int on_create(TtrpcCall *c, const uint8_t *payload, size_t size, void *us
                 goto out;
         }
         if (req->terminal) {
-                r = error_set(&e, -EOPNOTSUPP, "task %s: a terminal is not supported (containerd-shim-sdpod-v1(8))", req->id);
+                r = task_terminal_refuse(req->id, &e);
                 goto out;
         }
         if (*req->checkpoint) {
@@ -691,7 +709,7 @@ static int on_create(TtrpcCall *c, const uint8_t *payload, size_t size, void *us
                 goto out;
         }
         if ((t = calloc(1, sizeof(Task))))
-                t->init.stdin_hold = -1;
+                t->init.stdin_hold = t->init.tty_master = -1;
         if (!t || !(t->id = strdup(req->id)) || !(t->bundle = strdup(req->bundle))) {
                 r = error_sys(&e, -ENOMEM, "task %s", req->id);
                 goto out;
@@ -799,8 +817,15 @@ static int proc_start(TaskService *s, TtrpcCall *c, Proc *p, Error **err) {
                 const char *app = t->kind == TASK_SANDBOX ? NULL : t->target.app;
                 if (!app)
                         return error_set(err, -EOPNOTSUPP, "task %s is a pod sandbox: nothing to exec in", t->id);
+                /* The carrier's slave is the relay's: ours goes once it
+                 * has its copy. */
+                _cleanup_close_ int size_fd = -1;
+                ShimExecTty tty = { .size_fd = -1, .term = p->term };
+                if (p->tty_master >= 0 && (size_fd = tty.size_fd = shim_tty_slave(p->tty_master, err)) < 0)
+                        return error_prefix(err, "exec %s", p->exec_id);
                 random_name(p->instance, sizeof(p->instance), "");
-                if ((r = shim_exec_spawn(s->pods, t->target.uuid, app, p->argv, stdio, p->instance, &p->pid, err)) < 0)
+                if ((r = shim_exec_spawn(s->pods, t->target.uuid, app, p->argv, stdio, p->instance,
+                                         p->tty_master >= 0 ? &tty : NULL, &p->pid, err)) < 0)
                         return r;
                 /* The relay has our hold too until it has opened stdin. */
                 if (p->stdin_close_pending)
@@ -1058,7 +1083,27 @@ static int on_kill(TtrpcCall *c, const uint8_t *payload, size_t size, void *user
  * CRI asks for (ExecSync copies the container's process). Another user or
  * working directory (ctr task exec --user, --cwd) is refused, not
  * ignored. */
-static int exec_argv(const Task *t, const ProtobufCBinaryData *spec, char ***ret, Error **err) {
+/* The command's TERM, from the spec's env: the last TERM=, when valid
+ * (shim_term_is_valid()); NULL otherwise. */
+static int exec_term(struct json_object *o, char **ret, Error **err) {
+        struct json_object *env = NULL;
+        const char *term = NULL;
+        *ret = NULL;
+        if (!json_object_object_get_ex(o, "env", &env) || !json_object_is_type(env, json_type_array))
+                return 0;
+        for (size_t i = 0; i < json_object_array_length(env); i++) {
+                const char *kv = json_object_get_string(json_object_array_get_idx(env, i));
+                if (kv && startswith(kv, "TERM="))
+                        term = kv + strlen("TERM=");
+        }
+        if (!shim_term_is_valid(term))
+                return 0;
+        return (*ret = strdup(term)) ? 0 : error_sys(err, -ENOMEM, "exec");
+}
+
+/* *ret_terminal: the spec asks for a terminal; *ret_term: its TERM. */
+static int exec_argv(const Task *t, const ProtobufCBinaryData *spec, char ***ret, bool *ret_terminal, char **ret_term,
+                     Error **err) {
         if (spec->len > OCI_SPEC_MAX)
                 return error_set(err, -EINVAL, "exec: the process spec is too large");
         /* containerd's bytes, of their own length (not a C string). */
@@ -1070,8 +1115,10 @@ static int exec_argv(const Task *t, const ProtobufCBinaryData *spec, char ***ret
         if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, "args", &args) ||
             !json_object_is_type(args, json_type_array) || json_object_array_length(args) == 0)
                 r = error_set(err, -EINVAL, "exec: the process spec has no args");
-        else if (json_object_object_get_ex(o, "terminal", &term) && json_object_get_boolean(term))
-                r = error_set(err, -EOPNOTSUPP, "exec: a terminal is not supported (containerd-shim-sdpod-v1(8))");
+        *ret_terminal = json_object_object_get_ex(o, "terminal", &term) && json_object_get_boolean(term);
+        *ret_term = NULL;
+        if (r >= 0 && *ret_terminal)
+                r = exec_term(o, ret_term, err);
         struct json_object *user = NULL, *uid = NULL, *gid = NULL, *cwd = NULL;
         if (r >= 0 && json_object_object_get_ex(o, "user", &user) &&
             ((json_object_object_get_ex(user, "uid", &uid) && json_object_get_int64(uid) != (int64_t) t->uid) ||
@@ -1093,10 +1140,19 @@ static int exec_argv(const Task *t, const ProtobufCBinaryData *spec, char ***ret
         json_object_put(o);
         if (r < 0) {
                 strv_free(argv);
+                free(*ret_term);
+                *ret_term = NULL;
                 return r;
         }
         *ret = argv;
         return 0;
+}
+
+/* An exec with a terminal: its window-size carrier, made now so that a
+ * ResizePty before Start has somewhere to go. */
+static int exec_tty_prepare(Proc *p, Error **err) {
+        int r = shim_tty_open(&p->tty_master, err);
+        return r < 0 ? error_prefix(err, "exec %s", p->exec_id) : 0;
 }
 
 static int on_exec(TtrpcCall *c, const uint8_t *payload, size_t size, void *userdata) {
@@ -1113,18 +1169,18 @@ static int on_exec(TtrpcCall *c, const uint8_t *payload, size_t size, void *user
                 r = error_set(&e, -ENOENT, "no task %s in this shim", req->id);
         else if (!*req->exec_id || proc_find(t, req->exec_id))
                 r = error_set(&e, -EEXIST, "task %s: exec id \"%s\" is taken", req->id, req->exec_id);
-        else if (req->terminal)
-                r = error_set(&e, -EOPNOTSUPP, "exec %s: a terminal is not supported (containerd-shim-sdpod-v1(8))",
-                              req->exec_id);
         else if (!req->spec)
                 r = error_set(&e, -EINVAL, "exec %s: no process spec", req->exec_id);
-        else if (!(p = calloc(1, sizeof(Proc))) || (p->stdin_hold = -1, !(p->exec_id = strdup(req->exec_id))))
+        else if (!(p = calloc(1, sizeof(Proc))) || (p->stdin_hold = p->tty_master = -1, !(p->exec_id = strdup(req->exec_id))))
                 r = error_sys(&e, -ENOMEM, "exec %s", req->exec_id);
         if (r >= 0) {
                 p->task = t;
                 p->status = PROC_CREATED;
                 if ((r = proc_set_stdio(p, req->stdin, req->stdout, req->stderr, &e)) >= 0)
-                        r = exec_argv(t, &req->spec->value, &p->argv, &e);
+                        r = exec_argv(t, &req->spec->value, &p->argv, &p->terminal, &p->term, &e);
+                p->terminal = p->terminal || req->terminal;
+                if (r >= 0 && p->terminal)
+                        r = exec_tty_prepare(p, &e);
         }
         Proc **ps = r >= 0 ? reallocarray(t->execs, t->n_execs + 1, sizeof(Proc *)) : NULL;
         if (r >= 0 && !ps)
@@ -1271,6 +1327,27 @@ static int on_close_io(TtrpcCall *c, const uint8_t *payload, size_t size, void *
         return 0;
 }
 
+/* The carrier's new size, then SIGWINCH to the relay, which copies it to
+ * the pod's pty (shim-tty.h). Never waits: a relay that does not look
+ * (busy, or one a hostile command keeps writing) finds the last size when
+ * it does. Before Start, the relay takes the size at its start; after the
+ * end, there is nobody to tell. */
+static int exec_tty_resize(TtrpcCall *c, Proc *p, unsigned rows, unsigned cols) {
+        if (p->tty_master < 0)
+                return ttrpc_call_fail(c, GRPC_FAILED_PRECONDITION, "%s has no terminal", proc_id(p));
+        Error *e = NULL;
+        int r = shim_tty_resize(p->tty_master, rows, cols, &e);
+        if (r < 0) {
+                error_prefix(&e, "%s", proc_id(p));
+                return fail_with(c, r, e);
+        }
+        /* p->child: the relay runs and is not reaped, its PID is its own. */
+        if (p->status == PROC_RUNNING && p->child)
+                (void) kill(p->pid, SIGWINCH);
+        Google__Protobuf__Empty empty = GOOGLE__PROTOBUF__EMPTY__INIT;
+        return ttrpc_call_reply(c, &empty.base);
+}
+
 static int on_resize_pty(TtrpcCall *c, const uint8_t *payload, size_t size, void *userdata) {
         TaskService *s = userdata;
         Containerd__Task__V2__ResizePtyRequest *req =
@@ -1278,11 +1355,11 @@ static int on_resize_pty(TtrpcCall *c, const uint8_t *payload, size_t size, void
         if (!req)
                 return ttrpc_call_fail(c, GRPC_INVALID_ARGUMENT, "ResizePty: not a ResizePtyRequest");
         Proc *p = lookup(s, c, req->id, req->exec_id);
+        unsigned rows = req->height, cols = req->width;
         containerd__task__v2__resize_pty_request__free_unpacked(req, NULL);
-        /* No process of ours has a terminal (Create and Exec refuse one). */
-        if (p)
-                ttrpc_call_fail(c, GRPC_FAILED_PRECONDITION, "%s has no terminal", proc_id(p));
-        return 0;
+        if (!p)
+                return 0;
+        return exec_tty_resize(c, p, rows, cols);
 }
 
 static int not_implemented(TtrpcCall *c, const char *what) {
