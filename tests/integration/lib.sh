@@ -191,6 +191,31 @@ remove_pods_on_exit() {
 	trap '_rc=$?; set +e; trap - ERR; remove_all_pods; (exit "$_rc"); _lib_on_exit' EXIT
 }
 
+# netns_new VAR: a new network namespace, held by a sleeping process of the
+# test (no /run/netns mount, which other tests running meanwhile would count
+# as a leak); VAR gets that process's PID (its namespace: /proc/PID/ns/net).
+# netns_del_all ends them all; a test calls it from its EXIT trap.
+NS_PIDS=()
+netns_new() {
+	local pid i
+	unshare --net sleep 3600 &
+	pid=$!
+	NS_PIDS+=("$pid")
+	for i in $(seq 100); do
+		[ "$(readlink "/proc/$pid/ns/net")" != "$(readlink /proc/self/ns/net)" ] && break
+		sleep 0.01
+	done
+	printf -v "$1" '%s' "$pid"
+}
+netns_del_all() {
+	local pid
+	for pid in "${NS_PIDS[@]}"; do
+		kill "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null || true
+	done
+	NS_PIDS=()
+}
+
 # ---------------------------------------------------------------------------
 # Assertions.  Each prints one line; failures add "# " lines with details.
 # ---------------------------------------------------------------------------

@@ -30,20 +30,6 @@ _net_cleanup() {
 	netns_del_all
 }
 
-# netns_new VAR: a new network namespace, held by a sleeping process of the
-# test; VAR gets that process's PID (its namespace: /proc/PID/ns/net).
-NS_PIDS=()
-netns_new() {
-	local pid i
-	unshare --net sleep 3600 &
-	pid=$!
-	NS_PIDS+=("$pid")
-	for i in $(seq 100); do
-		[ "$(readlink "/proc/$pid/ns/net")" != "$(readlink /proc/self/ns/net)" ] && break
-		sleep 0.01
-	done
-	printf -v "$1" '%s' "$pid"
-}
 # netns_host VAR HOSTIF NET: another "host": a new namespace (VAR gets its
 # holder's PID) on a veth to this one, this side HOSTIF with NET.1/24, its
 # side eth0 with NET.2/24.
@@ -63,14 +49,6 @@ in_ns() {
 	local pid=$1
 	shift
 	nsenter --target "$pid" --net "$@"
-}
-netns_del_all() {
-	local pid
-	for pid in "${NS_PIDS[@]}"; do
-		kill "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null || true
-	done
-	NS_PIDS=()
 }
 trap '_rc=$?; _net_cleanup; (exit "$_rc"); _lib_on_exit' EXIT
 

@@ -64,27 +64,10 @@ done
 echo "namespaces seen: $(for f in /proc/[0-9]*/ns/net; do readlink "$f"; done 2>/dev/null | sort -u | grep -c .)"
 '
 
-NS_PIDS=()
 _na_cleanup() {
 	set +e
 	remove_all_pods >/dev/null 2>&1
-	local pid
-	for pid in "${NS_PIDS[@]}"; do
-		kill "$pid" 2>/dev/null
-		wait "$pid" 2>/dev/null || true
-	done
-	NS_PIDS=()
-}
-netns_new() {
-	local pid i
-	unshare --net sleep 3600 &
-	pid=$!
-	NS_PIDS+=("$pid")
-	for i in $(seq 100); do
-		[ "$(readlink "/proc/$pid/ns/net")" != "$(readlink /proc/self/ns/net)" ] && break
-		sleep 0.01
-	done
-	printf -v "$1" '%s' "$pid"
+	netns_del_all
 }
 
 # =========================================================================
