@@ -607,6 +607,16 @@ static int pod_destroy(PodStore *s, Pod *p, Error **err) {
                                  pod_dir_names[p->dir]);
         }
         (void) unlinkat(p->fd, POD_GC_BLOCKED_FILE, 0);
+        /* The gc entrypoint removes the pod's empty cgroups; when it could
+         * not run (its stage1 image gone, as a removed build's), they
+         * would stay for good. Nothing of the pod runs in them (above). */
+        if (r < 0) {
+                Error *ignored = NULL;
+                if (pod_cgroup_remove(p->uuid, &ignored) < 0) {
+                        warn("%s", ignored->msg);
+                        error_free(ignored);
+                }
+        }
         crash_point(CRASH_GC_ENTRYPOINT);
         r = umount_below(path, NULL, err);
         if (r < 0)

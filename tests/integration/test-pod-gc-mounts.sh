@@ -294,10 +294,21 @@ assert_file_absent "$DATA/pods/exited-garbage/$F"
 assert_eq "no mount left" "" "$(mounts_below_data)"
 exited_pod F2
 stage1 "$F2" "exit 3"
+# Its cgroups, left empty by its end: the entrypoint that removes them
+# failed, so rm does (a removed build's pod left them for good).
+F2_CG=()
+for h in /sys/fs/cgroup/unified /sys/fs/cgroup/systemd /sys/fs/cgroup/pids; do
+	[ -d "$h" ] && mkdir -p "$h/sdpod/$F2" && F2_CG+=("$h/sdpod/$F2")
+done
 assert_exit 0 sd rm "$F2"
 assert_eq "rm of a pod whose entrypoint fails prints the UUID" "$F2" "$OUT"
 assert_contains "rm: the warning names the exit status" "$ERR" "exit status 3"
 assert_file_absent "$DATA/pods/exited-garbage/$F2"
+check "rm removed its empty cgroups (${#F2_CG[@]} made)" test "${#F2_CG[@]}" -gt 0
+for c in "${F2_CG[@]}"; do
+	assert_file_absent "$c"
+	rmdir "$c" 2>/dev/null || true
+done
 
 # The entrypoint is resolved inside the stage1's rootfs: a symlink there
 # resolves as it would in the pod, never to the host.
