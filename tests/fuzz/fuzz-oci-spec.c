@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* A bundle's config.json (shim/oci-spec.h), which says what whoever asked
  * containerd wants, and its mapping onto an app and a pod
- * (shim/oci-spec-map.h). What is accepted must hold what the headers
+ * (shim/oci-spec-map.h); and the same bytes as an Update's resources
+ * (oci_resources_parse()). What is accepted must hold what the headers
  * promise: absolute mount destinations and cwd, non-empty args; an app
  * that is made has valid paths, and its name is an ACName. */
 #include "fuzz.h"
@@ -9,6 +10,14 @@
 #include "shim/oci-spec-map.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+        /* The same bytes as what an UpdateTaskRequest carries: a
+         * LinuxResources alone. */
+        OciSpec *res = NULL;
+        Error *rerr = NULL;
+        if (oci_resources_parse((const char *) data, size, &res, &rerr) >= 0)
+                oci_spec_free(res);
+        fuzz_error_done("resources", rerr);
+
         OciSpec *s = NULL;
         Error *err = NULL;
         if (oci_spec_parse((const char *) data, size, &s, &err) < 0) {
