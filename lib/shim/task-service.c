@@ -1456,9 +1456,14 @@ static int on_update(TtrpcCall *c, const uint8_t *payload, size_t size, void *us
                                       "at most %u bytes", t->id, SHIM_UPDATE_MAX);
                 else if (p->status != PROC_RUNNING)
                         r = error_set(&e, -ESRCH, "Update: task %s is not running", t->id);
-                else if (!(json = strndup((const char *) v->data, v->len)))
+                else if (!(json = malloc(v->len + 1)))
                         r = error_sys(&e, -ENOMEM, "Update");
                 else {
+                        /* Copied whole, not by strndup(): protobuf's bytes
+                         * end without a NUL, which strndup may look for
+                         * past them (the sanitizers' strict check did). */
+                        memcpy(json, v->data, v->len);
+                        json[v->len] = 0;
                         const char *args[BACKGROUND_ARGS] = { t->target.uuid, t->target.app, json };
                         r = background_run(s, c, work_app_update, NULL, args, 0, &e);
                 }
