@@ -86,8 +86,11 @@ static void warn_to_stderr(const char *message) {
         fprintf(stderr, "%s[%d]: %s\n", program, (int) getpid(), message);
 }
 
-static int die(const char *what, const Error *e) {
+/* Prints e and frees it: a verb's failure ends the process, but under the
+ * sanitizers a leak at the exit fails it too. */
+static int die(const char *what, Error *e) {
         fprintf(stderr, "%s %s: %s\n", program, what, e && e->msg ? e->msg : "out of memory");
+        error_free(e);
         return 1;
 }
 
