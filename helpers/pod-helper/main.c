@@ -50,6 +50,7 @@
 #include "basic/macro.h"
 #include "basic/time-util.h"
 #include "bus/bus-util.h"
+#include "bus/journal-sync.h"
 #include "kvm/kvm-run.h"
 #include "net/net-files.h"
 #include "net/pod-network.h"
@@ -560,9 +561,23 @@ static int report_exit(sd_bus *bus, Error **err) {
         return report(text, err);
 }
 
+/* How long the pod's end waits for its journal to have read the apps'
+ * last lines; well within the 10 s its systemd gives this step
+ * (DefaultTimeoutStopSec=, system.conf). */
+#define JOURNAL_SYNC_TIMEOUT_USEC (5 * USEC_PER_SEC)
+
 static int pod_exit(void) {
         Error *err = NULL;
         _cleanup_bus_ sd_bus *bus = NULL;
+        /* The apps and their relays are gone (the reapers stopped before
+         * this), but what they wrote last may still wait in journald's
+         * sockets: journald reads it before it answers, and its console
+         * forwarding shows it (sdpod run). A journal that does not answer
+         * in time loses it, as before, and the pod ends regardless. */
+        if (journal_sync(JOURNAL_VARLINK_SOCKET, JOURNAL_SYNC_TIMEOUT_USEC, &err) < 0) {
+                (void) fail(err);
+                err = NULL;
+        }
         if (bus_open_systemd_private(SYSTEMD_PRIVATE_SOCKET, &bus, &err) < 0)
                 return fail(err);
         /* A VM: its systemd cannot exit, it powers off, after saying how

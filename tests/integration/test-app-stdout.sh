@@ -39,6 +39,59 @@ for l in out-dev-stdout err-dev-stderr out-proc-fd1 err-fd3 plain-out plain-err;
 done
 
 # ---------------------------------------------------------------------------
+echo "# a journal that is slow when the pod ends: the last lines still shown"
+# ---------------------------------------------------------------------------
+# An app's last lines wait in journald's sockets after the app has exited;
+# a pod that ended before journald read them lost them (seen in CI under
+# load: a run's output was only "Shutting down."). Its end now waits for
+# journald (Synchronize, 5 s at most). The pod's journald is stopped from
+# the host (SIGSTOP) from its start until 3 s later, while the app writes
+# and exits after 1 s.
+# stop_journald UUIDFILE SECONDS: in the background, the journald of the
+# pod whose UUID the file gets, stopped as soon as it runs, for SECONDS.
+stop_journald() {
+	local i p u
+	for i in $(seq 200); do
+		u=$(cat "$1" 2>/dev/null) && [ -n "$u" ] && for p in $(pgrep -x systemd-journal); do
+			if grep -qs -- "/$u/.*systemd-journald.service" "/proc/$p/cgroup"; then
+				kill -STOP "$p" || return 1
+				# Until then, or until the pod's end took it.
+				for i in $(seq $(($2 * 10))); do
+					[ -d "/proc/$p" ] || return 0
+					sleep 0.1
+				done
+				kill -CONT "$p" 2>/dev/null
+				return 0
+			fi
+		done
+		sleep 0.05
+	done
+	echo "no journald of pod ${u:-?} found" >&2
+	return 1
+}
+for i in 1 2 3; do
+	rm -f "$T/slow.uuid"
+	stop_journald "$T/slow.uuid" 3 &
+	STOPPER=$!
+	assert_exit 0 sd run --net=none --uuid-file="$T/slow.uuid" busybox --app=slow --exec=/bin/sh -- -c \
+		"sleep 1; echo slow-line-$i; echo slow-err-$i >&2"
+	check "run $i: the pod's journald was stopped" wait "$STOPPER"
+	assert_contains "run $i: the last stdout line is shown" "$OUT$ERR" "slow-line-$i"
+	assert_contains "run $i: the last stderr line is shown" "$OUT$ERR" "slow-err-$i"
+	assert_contains "run $i: and the journal has it" "$(sd journal "$(cat "$T/slow.uuid")" --app=slow -o cat 2>&1)" \
+		"slow-line-$i"
+done
+# A journald that never answers holds the pod's end 5 s at most: stopped
+# for 60 s, the run ends well before.
+rm -f "$T/slow.uuid"
+stop_journald "$T/slow.uuid" 60 &
+STOPPER=$!
+START=$(date +%s)
+assert_exit 0 sd run --net=none --uuid-file="$T/slow.uuid" busybox --app=slow --exec=/bin/true
+assert_eq "a journald stopped for good: the pod ends within 20 s" yes "$( (($(date +%s) - START < 20)) && echo yes)"
+check "the pod's journald was stopped, and went with the pod" wait "$STOPPER"
+
+# ---------------------------------------------------------------------------
 echo "# the journal: the app's identifier, unit and priorities"
 # ---------------------------------------------------------------------------
 assert_exit 0 pa sandbox --keep-on-app-failure
