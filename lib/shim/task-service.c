@@ -1169,6 +1169,10 @@ static int on_exec(TtrpcCall *c, const uint8_t *payload, size_t size, void *user
                 r = error_set(&e, -ENOENT, "no task %s in this shim", req->id);
         else if (!*req->exec_id || proc_find(t, req->exec_id))
                 r = error_set(&e, -EEXIST, "task %s: exec id \"%s\" is taken", req->id, req->exec_id);
+        /* As runc's shim: a frozen app would hold the command, or, run
+         * beside it, the command would break the pause. */
+        else if (t->paused)
+                r = error_set(&e, -EBUSY, "task %s is paused: cannot exec in a paused task (resume it first)", req->id);
         else if (!req->spec)
                 r = error_set(&e, -EINVAL, "exec %s: no process spec", req->exec_id);
         else if (!(p = calloc(1, sizeof(Proc))) || (p->stdin_hold = p->tty_master = -1, !(p->exec_id = strdup(req->exec_id))))

@@ -47,8 +47,12 @@ sleep 0.3
 C1=$(count "$PID")
 sleep 1
 assert_eq "paused: it does not count" "$C1" "$(count "$PID")"
+# No exec into a paused task: runc's shim refuses "in a paused state".
+assert_exit 1 ctr_ task exec --exec-id paused-exec t-pause /bin/true
+assert_contains "paused: an exec is refused, saying why" "$ERR" "paused"
 assert_exit 0 ctr_ task resume t-pause
 assert_eq "resumed: its state" RUNNING "$(task_status t-pause)"
+assert_exit 0 ctr_ task exec --exec-id resumed-exec t-pause /bin/true
 wait_for "resumed: it counts again" 10 counting "$PID"
 
 echo "# a paused task still ends"
