@@ -180,6 +180,26 @@ podapp() {
 # shellcheck source=../../shell-completion/bash/podapp
 . "$COMPLETION_DIR/podapp" || exit 1
 
+# sort_words VAR WORD...: VAR gets the words sorted as sort(1) sorts them
+# (the locale's order), one blank between them: in bash, as a fork and
+# two execs cost more than the completion itself on CI's machines (which
+# ran this test at 43 CPU-seconds).
+sort_words() {
+	local -n _sorted=$1
+	shift
+	local -a a=("$@")
+	local i j w IFS=' '
+	for ((i = 1; i < ${#a[@]}; i++)); do
+		w=${a[i]}
+		for ((j = i - 1; j >= 0; j--)); do
+			[[ ${a[j]} > $w ]] || break
+			a[j + 1]=${a[j]}
+		done
+		a[j + 1]=$w
+	done
+	_sorted="${a[*]}"
+}
+
 # complete LINE: complete at the end of LINE as bash does, into $got (the
 # replies, sorted, one blank between them). bash passes the words of the line
 # split at blanks and at COMP_WORDBREAKS (runs of "=" and ":" are words of
@@ -209,8 +229,7 @@ complete() {
 	COMPREPLY=()
 	: >"$T/calls"
 	"$fn" "${COMP_WORDS[0]}" "$rl" "${COMP_WORDS[COMP_CWORD - 1]-}"
-	got=$(printf '%s\n' "${COMPREPLY[@]}" | sort | tr '\n' ' ')
-	got=${got% }
+	sort_words got "${COMPREPLY[@]}"
 }
 
 # expect LINE [REPLY...]: completing LINE gives exactly these replies.
@@ -226,8 +245,7 @@ expect() {
 	local line=$1 want
 	shift
 	complete "$line"
-	want=$(printf '%s\n' "$@" | sort | tr '\n' ' ')
-	want=${want% }
+	sort_words want "$@"
 	check "'$line'" "$want" "$got"
 }
 
