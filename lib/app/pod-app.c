@@ -602,16 +602,13 @@ int pod_app_list(PodStore *ps, Pod *p, AppStatus **ret, size_t *ret_n, Error **e
  * the manifest's name below the pod's, pod-stats.c) has tasks. Unknown
  * counts as not busy: the record is then what says. */
 static bool app_cgroup_busy(Pod *p, const char *app) {
-        _cleanup_(pod_stats_done) PodStats st = {};
+        _cleanup_(cgroup_set_done) CgroupSet cg = CGROUP_SET_NONE;
         _cleanup_error_ Error *ignored = NULL;
-        if (pod_stats_open(p, &st, &ignored) < 0)
-                return false;   /* its PID 1 has gone: nothing of it runs */
-        pod_stats_sample(&st);
-        for (size_t i = 0; i < st.n_apps; i++)
-                if (streq(st.apps[i].name, app))
-                        return st.apps[i].running && st.apps[i].now.tasks != POD_STATS_UNKNOWN &&
-                                st.apps[i].now.tasks > 0;
-        return false;
+        if (pod_app_cgroups_open(p, app, &cg, &ignored) < 0)
+                return false;   /* no cgroup, or its pod's PID 1 has gone: nothing of it runs */
+        CgroupFigures f;
+        cgroup_figures_read(&cg, &f);
+        return f.tasks != POD_STATS_UNKNOWN && f.tasks > 0;
 }
 
 int pod_app_exit_seen(PodStore *ps, Pod *p, const char *app, PodAppExit *ret, Error **err) {

@@ -41,7 +41,7 @@ static void cgroup_set_init(CgroupSet *s) {
                 s->fd[h] = -1;
 }
 
-static void cgroup_set_done(CgroupSet *s) {
+void cgroup_set_done(CgroupSet *s) {
         for (size_t h = 0; h < _CGROUP_HIERARCHY_MAX; h++)
                 closep(&s->fd[h]);
 }
@@ -392,9 +392,10 @@ void cgroup_figures_read(const CgroupSet *cg, CgroupFigures *ret) {
                 read_blkio(cg->fd[CGROUP_V1_BLKIO], &ret->io_read_bytes, &ret->io_write_bytes);
 }
 
-int pod_stats_open(Pod *p, PodStats *ret, Error **err) {
-        *ret = (PodStats) {};
-        cgroup_set_init(&ret->cgroup);
+/* What pod_stats_open() and pod_app_cgroups_open() start from: the running
+ * pod p's info (its manifest) and its own cgroups. */
+static int pod_cgroups_open(Pod *p, PodInfo *ret_info, char **ret_path, CgroupSet *ret, Error **err) {
+        cgroup_set_init(ret);
         if (p->state != POD_STATE_RUNNING)
                 return error_set(err, -ESRCH, "pod %s is not running (it is %s)", p->uuid, pod_state_to_string(p->state));
         _cleanup_(pod_process_done) PodProcess proc = { .nspawn_pidfd = -1 };
@@ -403,21 +404,28 @@ int pod_stats_open(Pod *p, PodStats *ret, Error **err) {
                 return r;
         if (proc.leader <= 0)
                 return error_set(err, -ESRCH, "pod %s is starting: its PID 1 does not run yet", p->uuid);
-        PodInfo info;
-        if (pod_info_read(p, false, &info) < 0)
+        if (pod_info_read(p, false, ret_info) < 0)
                 return error_sys(err, -ENOMEM, "pod %s", p->uuid);
-        PodStats s = { .uuid = strdup(p->uuid) };
-        cgroup_set_init(&s.cgroup);
+        if ((r = find_pod_cgroups(p->uuid, proc.leader, ret_path, ret, err)) < 0)
+                pod_info_done(ret_info);
+        return r;
+}
+
+int pod_stats_open(Pod *p, PodStats *ret, Error **err) {
+        *ret = (PodStats) {};
+        cgroup_set_init(&ret->cgroup);
+        PodInfo info;
+        PodStats s = {};
+        int r = pod_cgroups_open(p, &info, &s.cgroup_path, &s.cgroup, err);
+        if (r < 0)
+                return r;
+        s.uuid = strdup(p->uuid);
         if (pod_info_name(&info))
                 s.name = strdup(pod_info_name(&info));
         size_t n = info.manifest ? info.manifest->n_apps : 0;
         s.apps = calloc(n ?: 1, sizeof(PodAppStats));
-        if (!s.uuid || !s.apps || (pod_info_name(&info) && !s.name)) {
-                pod_info_done(&info);
-                pod_stats_done(&s);
-                return error_sys(err, -ENOMEM, "pod %s", p->uuid);
-        }
-        r = find_pod_cgroups(p->uuid, proc.leader, &s.cgroup_path, &s.cgroup, err);
+        if (!s.uuid || !s.apps || (pod_info_name(&info) && !s.name))
+                r = error_sys(err, -ENOMEM, "pod %s", p->uuid);
         for (size_t i = 0; r >= 0 && i < n; i++) {
                 PodAppStats *a = &s.apps[s.n_apps++];
                 cgroup_set_init(&a->cgroup);
@@ -435,6 +443,28 @@ int pod_stats_open(Pod *p, PodStats *ret, Error **err) {
         }
         *ret = s;
         return 0;
+}
+
+int pod_app_cgroups_open(Pod *p, const char *app, CgroupSet *ret, Error **err) {
+        cgroup_set_init(ret);
+        PodInfo info;
+        _cleanup_free_ char *path = NULL;
+        _cleanup_(cgroup_set_done) CgroupSet pod = CGROUP_SET_NONE;
+        int r = pod_cgroups_open(p, &info, &path, &pod, err);
+        if (r < 0)
+                return r;
+        /* The manifest's app only (find_app_cgroups()). */
+        bool known = false;
+        for (size_t i = 0; info.manifest && i < info.manifest->n_apps && !known; i++)
+                known = streq(info.manifest->apps[i].name, app);
+        pod_info_done(&info);
+        if (!known)
+                return error_set(err, -ENOENT, "pod %s has no app %s", p->uuid, app);
+        find_app_cgroups(&pod, app, ret);
+        for (size_t h = 0; h < _CGROUP_HIERARCHY_MAX; h++)
+                if (ret->fd[h] >= 0)
+                        return 0;
+        return error_set(err, -ESRCH, "app %s of pod %s does not run", app, p->uuid);
 }
 
 void pod_stats_sample(PodStats *s) {

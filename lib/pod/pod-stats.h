@@ -68,6 +68,7 @@ typedef enum CgroupHierarchy {
 typedef struct CgroupSet {
         int fd[_CGROUP_HIERARCHY_MAX];  /* the cgroup in each hierarchy; -1: none there */
 } CgroupSet;
+#define CGROUP_SET_NONE { .fd = { [0 ... _CGROUP_HIERARCHY_MAX - 1] = -1 } }
 
 typedef struct PodAppStats {
         char *name;
@@ -85,6 +86,12 @@ typedef struct PodStats {
         PodAppStats *apps;              /* the manifest's apps, in its order */
         size_t n_apps;
 } PodStats;
+
+/* The cgroups of app of the running pod p, in each hierarchy where it has
+ * one: -ENOENT when the manifest has no such app, -ESRCH when it does not
+ * run (nor the pod). Undone by cgroup_set_done(). */
+int pod_app_cgroups_open(Pod *p, const char *app, CgroupSet *ret, Error **err);
+void cgroup_set_done(CgroupSet *s);
 
 /* Finds the cgroups of the running pod p and of its apps. -ESRCH (with a
  * message that says so and names the pod's state) when it does not run. */

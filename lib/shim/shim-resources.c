@@ -21,28 +21,19 @@
 /* cgroup.events and cgroup.freeze are a few dozen bytes. */
 #define CGROUP_CONTROL_MAX 4096
 
-/* The app's cgroup in the cgroup2 hierarchy (pod-stats.h), duplicated. */
+/* The app's cgroup in the cgroup2 hierarchy (pod-stats.h). */
 static int app_cgroup2_open(PodStore *ps, const char *uuid, const char *app, Error **err) {
         _cleanup_pod_ Pod *p = NULL;
-        _cleanup_(pod_stats_done) PodStats st = {};
+        _cleanup_(cgroup_set_done) CgroupSet cg = CGROUP_SET_NONE;
         int r = pod_lookup(ps, uuid, &p, err);
-        if (r < 0 || (r = pod_stats_open(p, &st, err)) < 0)
+        if (r < 0 || (r = pod_app_cgroups_open(p, app, &cg, err)) < 0)
                 return r;
-        for (size_t i = 0; i < st.n_apps; i++) {
-                if (!streq(st.apps[i].name, app))
-                        continue;
-                if (!st.apps[i].running)
-                        return error_set(err, -ESRCH, "app %s of pod %s does not run", app, uuid);
-                int fd = st.apps[i].cgroup.fd[CGROUP_UNIFIED];
-                if (fd < 0)
-                        return error_set(err, -EOPNOTSUPP,
-                                         "app %s of pod %s has no cgroup2 cgroup, whose freezer pauses it (the host "
-                                         "has no cgroup2 hierarchy; cgroup v1's freezer is not the pod's)",
-                                         app, uuid);
-                fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-                return fd < 0 ? error_sys(err, -errno, "app %s of pod %s", app, uuid) : fd;
-        }
-        return error_set(err, -ENOENT, "pod %s has no app %s", uuid, app);
+        if (cg.fd[CGROUP_UNIFIED] < 0)
+                return error_set(err, -EOPNOTSUPP,
+                                 "app %s of pod %s has no cgroup2 cgroup, whose freezer pauses it (the host has no "
+                                 "cgroup2 hierarchy; cgroup v1's freezer is not the pod's)",
+                                 app, uuid);
+        return TAKE_FD(cg.fd[CGROUP_UNIFIED]);
 }
 
 /* Writes a cgroup2 control file of dir: the kernel's file, never a link,

@@ -452,21 +452,20 @@ int shim_exec_kill(PodStore *ps, const char *uuid, const char *app, const char *
 
 int shim_figures(PodStore *ps, const char *uuid, const char *app, CgroupFigures *ret, Error **err) {
         _cleanup_pod_ Pod *p = NULL;
-        _cleanup_(pod_stats_done) PodStats st = {};
         int r = pod_lookup(ps, uuid, &p, err);
-        if (r < 0 || (r = pod_stats_open(p, &st, err)) < 0)
+        if (r < 0)
                 return r;
-        pod_stats_sample(&st);
-        if (!app) {
-                *ret = st.now;
+        if (app) {
+                _cleanup_(cgroup_set_done) CgroupSet cg = CGROUP_SET_NONE;
+                if ((r = pod_app_cgroups_open(p, app, &cg, err)) < 0)
+                        return r;
+                cgroup_figures_read(&cg, ret);
                 return 0;
         }
-        for (size_t i = 0; i < st.n_apps; i++)
-                if (streq(st.apps[i].name, app)) {
-                        if (!st.apps[i].running)
-                                return error_set(err, -ESRCH, "app %s of pod %s does not run", app, uuid);
-                        *ret = st.apps[i].now;
-                        return 0;
-                }
-        return error_set(err, -ENOENT, "pod %s has no app %s", uuid, app);
+        _cleanup_(pod_stats_done) PodStats st = {};
+        if ((r = pod_stats_open(p, &st, err)) < 0)
+                return r;
+        pod_stats_sample(&st);
+        *ret = st.now;
+        return 0;
 }
