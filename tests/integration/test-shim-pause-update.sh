@@ -54,6 +54,13 @@ assert_exit 0 ctr_ task resume t-pause
 assert_eq "resumed: its state" RUNNING "$(task_status t-pause)"
 assert_exit 0 ctr_ task exec --exec-id resumed-exec t-pause /bin/true
 wait_for "resumed: it counts again" 10 counting "$PID"
+# Its figures (Stats: the app's own cgroups, pod-stats.c).
+assert_exit 0 ctr_ task metrics t-pause
+metric() { awk -v m="$1" '$1 == m { print $2 }' <<<"$OUT"; }
+assert_match "metrics: its processes (the shell, a sleep at times)" '^[1-9][0-9]*$' "$(metric pids.current)"
+# (Not its memory: on a cgroup v1 or hybrid host an app has no memory
+# cgroup of its own yet, only its pod; issue 26 item 3.)
+assert_match "metrics: its CPU time" '^[1-9][0-9]*$' "$(metric cpuacct.usage)"
 
 echo "# a paused task still ends"
 assert_exit 0 ctr_ task pause t-pause
