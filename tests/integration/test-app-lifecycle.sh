@@ -129,9 +129,12 @@ assert_eq "a stop is not a failure to restart from" exited "$(status_of "$R" sta
 # ---------------------------------------------------------------------------
 echo "# watchdogs: sd_notify (WatchdogSec=) and the file watchdog"
 # ---------------------------------------------------------------------------
+# The toucher has 3 s, 15 times its period: a 1 s watchdog killed it once
+# in CI, where a loop that forks touch and sleep can stall a second at a
+# load of 8 on two cores.
 touching='while :; do touch /tmp/alive; sleep 0.2; done'
 run_bg W busybox --app=silent --watchdog=1s --restart=on-failure --exec=/bin/sleep -- 1000 \
-	--- busybox --app=toucher --watchdog=1s --watchdog-file=/tmp/alive --restart=on-failure \
+	--- busybox --app=toucher --watchdog=3s --watchdog-file=/tmp/alive --restart=on-failure \
 	--exec=/bin/sh -- -c "$touching" \
 	--- busybox --app=quitter --watchdog=1s --watchdog-file=/tmp/alive --restart=on-failure \
 	--exec=/bin/sh -- -c 'touch /tmp/alive; sleep 1000'
