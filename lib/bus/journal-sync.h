@@ -17,6 +17,7 @@
 #define JOURNAL_VARLINK_SOCKET "/run/systemd/journal/io.systemd.journal"
 
 /* Waits for journald on socket path to have processed what was queued to
- * it, timeout_usec at most: a journald that is stuck or gone must not hold
- * the caller (a pod's end) for ever. */
+ * it and to hold it in its persistent journal (FlushToVar), timeout_usec
+ * at most in all: a journald that is stuck or gone must not hold the
+ * caller (a pod's end) for ever. */
 int journal_sync(const char *path, uint64_t timeout_usec, Error **err);

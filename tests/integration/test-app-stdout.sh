@@ -45,7 +45,7 @@ echo "# a journal that is slow when the pod ends: the last lines still shown"
 # a pod that ended before journald read them lost them (seen in CI under
 # load: a run's output was only "Shutting down."). Its end now waits for
 # journald (Synchronize, 5 s at most). The pod's journald is stopped from
-# the host (SIGSTOP) from its start until 3 s later, while the app writes
+# the host (SIGSTOP) from its start until 2 s later, while the app writes
 # and exits after 1 s.
 # stop_journald UUIDFILE SECONDS: in the background, the journald of the
 # pod whose UUID the file gets, stopped as soon as it runs, for SECONDS.
@@ -55,8 +55,10 @@ stop_journald() {
 		u=$(cat "$1" 2>/dev/null) && [ -n "$u" ] && for p in $(pgrep -x systemd-journal); do
 			if grep -qs -- "/$u/.*systemd-journald.service" "/proc/$p/cgroup"; then
 				kill -STOP "$p" || return 1
-				# Until then, or until the pod's end took it.
-				for i in $(seq $(($2 * 10))); do
+				# Until then by the clock (the pod's end waits 5 s at
+				# most), or until the pod's end took it.
+				local end=$((${EPOCHREALTIME/./} + $2 * 1000000))
+				while ((${EPOCHREALTIME/./} < end)); do
 					[ -d "/proc/$p" ] || return 0
 					sleep 0.1
 				done
@@ -71,7 +73,7 @@ stop_journald() {
 }
 for i in 1 2 3; do
 	rm -f "$T/slow.uuid"
-	stop_journald "$T/slow.uuid" 3 &
+	stop_journald "$T/slow.uuid" 2 &
 	STOPPER=$!
 	assert_exit 0 sd run --net=none --uuid-file="$T/slow.uuid" busybox --app=slow --exec=/bin/sh -- -c \
 		"sleep 1; echo slow-line-$i; echo slow-err-$i >&2"

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "basic/macro.h"
 #include "basic/time-util.h"
 #include "bus/journal-sync.h"
 #include "tests.h"
@@ -26,7 +27,8 @@ static void cleanup(void) {
 typedef enum Answer { ANSWER_OK, ANSWER_ERROR, ANSWER_NONE, ANSWER_CLOSE, ANSWER_ENDLESS } Answer;
 
 /* A stand-in journald, its socket made after delay_ms, that reads the
- * request (up to its NUL), checks it, and answers as told. */
+ * requests (each up to its NUL), checks them, and answers as told: both
+ * (ANSWER_OK), or the first so. */
 static void serve(Answer answer, unsigned delay_ms) {
         unlink(path);
         server = fork();
@@ -40,39 +42,43 @@ static void serve(Answer answer, unsigned delay_ms) {
         if (l < 0 || bind(l, (struct sockaddr *) &sa, sizeof(sa)) < 0 || listen(l, 4) < 0)
                 _exit(1);
         int c = accept(l, NULL, NULL);
-        char req[512] = "";
-        size_t n = 0;
-        while (c >= 0 && n < sizeof(req) - 1) {
-                ssize_t r = read(c, req + n, sizeof(req) - 1 - n);
-                if (r <= 0)
-                        _exit(2);
-                n += (size_t) r;
-                if (memchr(req, 0, n))
-                        break;
-        }
-        if (!strstr(req, "\"method\":\"io.systemd.Journal.Synchronize\""))
-                _exit(3);
         static const char ok[] = "{\"parameters\":{}}";
         static const char error[] = "{\"error\":\"org.varlink.service.MethodNotFound\",\"parameters\":{}}";
+        static const char *const methods[] = { "\"method\":\"io.systemd.Journal.Synchronize\"",
+                                               "\"method\":\"io.systemd.Journal.FlushToVar\"" };
         char junk[1024];
         memset(junk, 'x', sizeof(junk));
-        switch (answer) {
-        case ANSWER_OK:
-                (void) write(c, ok, sizeof(ok));
-                break;
-        case ANSWER_ERROR:
-                (void) write(c, error, sizeof(error));
-                break;
-        case ANSWER_NONE:
-                pause();
-                break;
-        case ANSWER_CLOSE:
-                close(c);
-                break;
-        case ANSWER_ENDLESS:
-                /* No NUL ever: the client stops at its bound. */
-                while (write(c, junk, sizeof(junk)) > 0)
-                        ;
+        /* Synchronize, then FlushToVar, each read up to its NUL. */
+        for (size_t m = 0; m < ELEMENTSOF(methods); m++) {
+                char req[512] = "";
+                size_t n = 0;
+                while (c >= 0 && n < sizeof(req) - 1) {
+                        ssize_t r = read(c, req + n, 1);
+                        if (r <= 0)
+                                _exit(2);
+                        if (req[n++] == 0)
+                                break;
+                }
+                if (!strstr(req, methods[m]))
+                        _exit(3);
+                switch (answer) {
+                case ANSWER_OK:
+                        (void) write(c, ok, sizeof(ok));
+                        continue;
+                case ANSWER_ERROR:
+                        (void) write(c, error, sizeof(error));
+                        break;
+                case ANSWER_NONE:
+                        break;
+                case ANSWER_CLOSE:
+                        close(c);
+                        break;
+                case ANSWER_ENDLESS:
+                        /* No NUL ever: the client stops at its bound. */
+                        while (write(c, junk, sizeof(junk)) > 0)
+                                ;
+                        break;
+                }
                 break;
         }
         /* Served: kept open until the client is done. */
@@ -118,7 +124,7 @@ int main(void) {
         serve(ANSWER_NONE, 0);
         ASSERT_EQ_INT(sync_timed(&ms, &err), -ETIMEDOUT);
         ASSERT(ms >= 290 && ms < 2000);
-        ASSERT_CONTAINS(err->msg, "did not synchronize");
+        ASSERT_CONTAINS(err->msg, "did not answer Synchronize");
         error_free(err), err = NULL;
         end();
 
