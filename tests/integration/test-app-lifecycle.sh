@@ -90,7 +90,9 @@ t0=$(date +%s%N)
 assert_exit 0 sd stop "$P"
 ms=$((($(date +%s%N) - t0) / 1000000))
 echo "# stop with the pod's default of 1 s took $ms ms"
-check "the pod's default applies to its apps (well under 10 s)" test "$ms" -lt 6000
+# Bounded by the apps' own default, not timed: under ASan at CI's load
+# the stop took 6.3 s (the kill at 1 s, then the pod's orderly end).
+check "the pod's default applies to its apps (under the 10 s of the apps' own default)" test "$ms" -lt 9500
 wait_pid "$P_PID"
 
 # sdpod stop --timeout: the pod is killed when it has not halted by then.
@@ -100,7 +102,7 @@ t0=$(date +%s%N)
 assert_exit 0 sd stop --timeout=1s "$S"
 ms=$((($(date +%s%N) - t0) / 1000000))
 echo "# stop --timeout=1s took $ms ms"
-check "stop --timeout kills the pod after its timeout" test "$ms" -lt 6000
+check "stop --timeout kills the pod after its timeout (not the apps' 10 s)" test "$ms" -lt 9500
 assert_contains "and says so" "$ERR" "did not halt within 1 s"
 wait_pid "$S_PID"
 
@@ -202,7 +204,7 @@ echo "# a mutable pod: podapp add with a lifecycle, status, stop --grace"
 # ---------------------------------------------------------------------------
 assert_exit 0 pa sandbox
 M=$OUT
-assert_exit 0 pa add "$M" --app=flaky --restart=on-failure --exec=/bin/sh busybox -- -c 'sleep 0.2; exit 5'
+assert_exit 0 pa add "$M" --app=flaky --restart=on-failure --exec=/bin/sh busybox -- -c 'sleep 2; exit 5'
 assert_exit 0 pa start "$M" --app=flaky
 pa_restarted_2() { [ "$(pa status "$M" --app=flaky --format=json | jq .restarts)" -ge 2 ] 2>/dev/null; }
 check "the app of a sandbox is restarted, and the sandbox does not halt" wait_until 20 pa_restarted_2
@@ -213,7 +215,7 @@ assert_exit 0 pa list "$M"
 assert_contains "podapp list has a RESTARTS column" "$OUT" "RESTARTS"
 assert_exit 0 pa stop "$M" --app=flaky
 assert_exit 0 pa start "$M" --app=flaky
-# The app fails again 0.2 s after its start: by the time status looks it
+# The app fails again 2 s after its start: by the time status looks it
 # may have been restarted once more, never the two of before.
 assert_jq "a start begins a new count" "$(pa status "$M" --app=flaky --format=json)" '.restarts <= 1' true
 assert_exit 0 pa rm "$M" --app=flaky
@@ -224,15 +226,15 @@ t0=$(date +%s%N)
 assert_exit 0 pa stop "$M" --app=stubborn
 ms=$((($(date +%s%N) - t0) / 1000000))
 echo "# podapp stop of an app with --stop-timeout=1s took $ms ms"
-check "the app's own stop timeout is stop's default grace" test "$ms" -lt 5000
+check "the app's own stop timeout is stop's default grace" test "$ms" -lt 8000
 assert_exit 0 pa start "$M" --app=stubborn
 t0=$(date +%s%N)
-assert_exit 0 pa stop "$M" --app=stubborn --grace=3s
+assert_exit 0 pa stop "$M" --app=stubborn --grace=10s
 ms=$((($(date +%s%N) - t0) / 1000000))
-echo "# podapp stop --grace=3s of the same app took $ms ms"
+echo "# podapp stop --grace=10s of the same app took $ms ms"
 assert_contains "a longer --grace is bounded by the app's stop timeout, and says so" "$ERR" \
-	"its stop timeout, 1000 ms, bounds the grace of 3000 ms"
-check "the app was killed at its stop timeout" test "$ms" -lt 2900
+	"its stop timeout, 1000 ms, bounds the grace of 10000 ms"
+check "the app was killed at its stop timeout" test "$ms" -lt 8000
 assert_jq "and then it is killed" "$(pa status "$M" --app=stubborn --format=json)" .exit_status 137
 assert_exit 0 sd stop "$M"
 

@@ -108,6 +108,17 @@ hold() {
 	die "the holder $HOLDER did not take the lock on $1"
 }
 
+# has_open PID NAME: the process PID, or a child of it (sd & is a shell
+# running sdpod), has a file of a path with NAME open (a waiter has found
+# its pod: removing the pod before would test "no such pod" instead).
+has_open() {
+	local p
+	for p in "$1" $(pgrep -P "$1"); do
+		ls -l "/proc/$p/fd" 2>/dev/null | grep -q -- "$2" && return 0
+	done
+	return 1
+}
+
 # unhold: kill the holder (by pid) and reap it.
 unhold() {
 	if [ -n "$HOLDER" ]; then
@@ -418,12 +429,14 @@ assert_contains "after its holder died, the pod is exited" "$OUT" "state=exited"
 assert_eq "list --format=json: exited" exited "$(json_state "$P1")"
 
 # status --wait returns when the holder dies, woken by the kernel.
-hold "$RUN1" 2
+# (4 s and a 30 s timeout: the holder's time begins before hold() has
+# seen it take the lock, which took a second under CI's load.)
+hold "$RUN1" 4
 t0=$(now)
-assert_exit 0 sd status --wait=10s "$P1"
+assert_exit 0 sd status --wait=30s "$P1"
 took=$(elapsed "$t0")
-assert_contains "status --wait=10s: exited once the holder died" "$OUT" "state=exited"
-check "status --wait=10s returned when the holder (2s) died, not at the timeout (took ${took}s)" between 1 6 "$took"
+assert_contains "status --wait=30s: exited once the holder died" "$OUT" "state=exited"
+check "status --wait=30s returned when the holder (4s) died, not at the timeout (took ${took}s)" between 1 20 "$took"
 wait "$HOLDER" 2>/dev/null || true
 HOLDER=
 # No timeout and nothing to wait for: at once.
@@ -559,7 +572,7 @@ rm -f "$T/wait.out" "$T/wait.err"
 prepare_ok PG busybox
 sd status --wait=10s "$PG" >"$T/wait.out" 2>"$T/wait.err" &
 waiter=$!
-sleep 0.5
+check "status --wait has the pod open" wait_until 20 has_open "$waiter" "$PG"
 assert_exit 0 sd rm "$PG"
 rc=0
 wait "$waiter" || rc=$?
@@ -587,7 +600,7 @@ mv "$DATA/pods/prepared/$PD" "$DATA/pods/exited-garbage/"
 hold "$DATA/pods/exited-garbage/$PD" 1000
 sd status --wait=10s "$PD" >"$T/wait.out" 2>"$T/wait.err" &
 waiter=$!
-sleep 0.3
+check "status --wait has the pod being deleted open" wait_until 20 has_open "$waiter" "$PD"
 rm -rf "${DATA:?}/pods/exited-garbage/$PD"
 unhold
 rc=0

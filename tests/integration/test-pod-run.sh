@@ -207,7 +207,7 @@ assert_exit 0 sd run --uuid-file="$T/vol-uuid" --volume=data,kind=host,source="$
 	busybox --app=writer --user=0 --group=0 --mount=volume=data,target=/data --mount=volume=scratch,target=/scratch \
 	--exec=/bin/sh -- -c 'cat /data/in; echo from-pod >/data/shared/out; echo x >/data/denied || echo denied;
 		echo shared >/scratch/f' \
-	--- busybox --app=reader --mount=volume=scratch,target=/s --exec=/bin/sh -- -c 'sleep 1; cat /s/f'
+	--- busybox --app=reader --mount=volume=scratch,target=/s --exec=/bin/sh -- -c 'i=0; until [ -s /s/f ] || [ $i -ge 300 ]; do sleep 0.1; i=$((i+1)); done; cat /s/f'
 assert_contains "the app reads the host volume" "$OUT" "from-host"
 assert_contains "an empty volume is shared by the apps" "$OUT" "shared"
 assert_eq "the app's write reaches the host" from-pod "$(cat "$T/hostvol/shared/out" 2>/dev/null)"

@@ -203,7 +203,7 @@ assert_eq "--lines=all: every line from TIME" 50 "$(wc -l <<<"$OUT")"
 
 assert_exit 0 timeout 20 "$SDPOD" --dir="$DATA" logs -f lines --app=seq -o cat
 assert_contains "-f on an exited pod shows its lines and ends" "$OUT" "line-50"
-assert_exit 124 timeout 3 "$SDPOD" --dir="$DATA" journal --follow=always lines --app=seq -o cat
+assert_exit 124 timeout 10 "$SDPOD" --dir="$DATA" journal --follow=always lines --app=seq -o cat
 assert_contains "--follow=always shows the lines and follows on" "$OUT" "line-50"
 
 # As root: the journal files journalctl follows are those there when it

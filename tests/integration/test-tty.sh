@@ -90,8 +90,12 @@ at_terminal expect:READY 'send:\x03' expect:CAUGHT -- \
 	sh -c "$(around "$ENTER -t -i $P sh -c 'trap \"echo CAUGHT; exit 7\" INT; echo READY; while :; do sleep 0.1; done'")"
 assert_eq "a trap on SIGINT ran" 7 "$EXIT"
 # Job control: an interactive shell in the pod stops a job with Ctrl-Z.
-at_terminal 'expect:# ' 'send:sleep 100\r' sleep:0.5 'send:\x1a' expect:Stopped 'expect:# ' \
-	'send:fg\r' sleep:0.5 'send:\x03' 'expect:# ' 'send:echo back=$?; exit 3\r' -- \
+# The job says when it runs (J42, then T2 each second: the terminal's echo
+# of the typed line shows neither), so each key goes to a foreground job,
+# not to the shell before or between (a fixed sleep was not always enough).
+at_terminal 'expect:# ' "send:sh -c \"echo J\$((6*7)); while :; do sleep 1; echo T\$((1+1)); done\"\r" expect:J42 \
+	'send:\x1a' expect:Stopped 'expect:# ' 'send:fg\r' expect:T2 'send:\x03' 'expect:# ' \
+	'send:echo back=$?; exit 3\r' -- \
 	sh -c "$(around "$ENTER -t -i $P")"
 assert_eq "an interactive shell: Ctrl-Z stopped the job, fg and Ctrl-C ended it, the shell ended" "0 3" "$RC $EXIT"
 assert_contains "the job died of SIGINT in the foreground" "$OUT" "back=130"
