@@ -440,19 +440,22 @@ static int parse_linux(OciSpec *s, struct json_object *o, Error **err) {
         return note_unknown(s, o, "linux", known, err);
 }
 
-int oci_resources_parse(const char *data, size_t size, OciSpec **ret, Error **err) {
+/* What every document the shim takes starts with: bounded, strict JSON
+ * (json_parse()), an object; then body fills a new OciSpec from it. */
+static int parse_document(const char *data, size_t size, const char *what,
+                          int (*body)(OciSpec *s, struct json_object *doc, Error **err), OciSpec **ret, Error **err) {
         if (size > OCI_SPEC_MAX)
-                return error_set(err, -EFBIG, "linux.resources: larger than %u bytes", OCI_SPEC_MAX);
+                return error_set(err, -EFBIG, "%s: larger than %u bytes", what, OCI_SPEC_MAX);
         _cleanup_json_ struct json_object *doc = NULL;
-        int r = json_parse(data, size, "linux.resources", &doc, err);
+        int r = json_parse(data, size, what, &doc, err);
         if (r < 0)
                 return r;
         if (!json_object_is_type(doc, json_type_object))
-                return error_set(err, -EBADMSG, "linux.resources: expected a JSON object");
+                return error_set(err, -EBADMSG, "%s: expected a JSON object", what);
         OciSpec *s = calloc(1, sizeof(OciSpec));
         if (!s)
-                return error_sys(err, -ENOMEM, "linux.resources");
-        if ((r = parse_resources(s, doc, err)) < 0) {
+                return error_sys(err, -ENOMEM, "%s", what);
+        if ((r = body(s, doc, err)) < 0) {
                 oci_spec_free(s);
                 return r;
         }
@@ -460,21 +463,15 @@ int oci_resources_parse(const char *data, size_t size, OciSpec **ret, Error **er
         return 0;
 }
 
-int oci_spec_parse(const char *data, size_t size, OciSpec **ret, Error **err) {
+int oci_resources_parse(const char *data, size_t size, OciSpec **ret, Error **err) {
+        return parse_document(data, size, "linux.resources", parse_resources, ret, err);
+}
+
+static int parse_spec(OciSpec *s, struct json_object *doc, Error **err) {
         static const char *const known[] = { "ociVersion", "process", "root", "hostname", "mounts", "annotations",
                                              "linux", NULL };
-        if (size > OCI_SPEC_MAX)
-                return error_set(err, -EFBIG, "OCI spec: larger than %u bytes", OCI_SPEC_MAX);
-        _cleanup_json_ struct json_object *doc = NULL;
-        int r = json_parse(data, size, "OCI spec", &doc, err);
-        if (r < 0)
-                return r;
-        if (!json_object_is_type(doc, json_type_object))
-                return error_set(err, -EBADMSG, "OCI spec: expected a JSON object");
-        OciSpec *s = calloc(1, sizeof(OciSpec));
-        if (!s)
-                return error_sys(err, -ENOMEM, "OCI spec");
         struct json_object *process = NULL, *root = NULL, *mounts = NULL, *annotations = NULL, *linux_ = NULL;
+        int r;
         if ((r = dup_string(doc, "ociVersion", "OCI spec", &s->oci_version, err)) < 0 ||
             (r = dup_string(doc, "hostname", "OCI spec", &s->hostname, err)) < 0 ||
             (r = json_get_object(doc, "process", false, &process, "OCI spec", err)) < 0 ||
@@ -482,22 +479,22 @@ int oci_spec_parse(const char *data, size_t size, OciSpec **ret, Error **err) {
             (r = json_get_array(doc, "mounts", false, &mounts, "OCI spec", err)) < 0 ||
             (r = json_get_object(doc, "annotations", false, &annotations, "OCI spec", err)) < 0 ||
             (r = json_get_object(doc, "linux", false, &linux_, "OCI spec", err)) < 0)
-                goto fail;
-        if (r >= 0 && root) {
+                return r;
+        if (root) {
                 if ((r = dup_string(root, "path", "root", &s->root_path, err)) == 0)
                         r = error_set(err, -EBADMSG, "root: field \"path\": missing");
                 if (r < 0 || (r = get_bool(root, "readonly", "root", &s->root_readonly, err)) < 0)
-                        goto fail;
+                        return r;
         }
         if ((process && (r = parse_process(s, process, err)) < 0) || (mounts && (r = parse_mounts(s, mounts, err)) < 0) ||
             (annotations && (r = parse_key_values(annotations, "annotations", &s->annotations, &s->n_annotations, err)) < 0) ||
             (linux_ && (r = parse_linux(s, linux_, err)) < 0) || (r = note_unknown(s, doc, "", known, err)) < 0)
-                goto fail;
-        *ret = s;
+                return r;
         return 0;
-fail:
-        oci_spec_free(s);
-        return r;
+}
+
+int oci_spec_parse(const char *data, size_t size, OciSpec **ret, Error **err) {
+        return parse_document(data, size, "OCI spec", parse_spec, ret, err);
 }
 
 int oci_spec_read_at(int bundle_fd, OciSpec **ret, Error **err) {
